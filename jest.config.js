@@ -1,0 +1,11 @@
+/** @type {import('jest').Config} */
+module.exports = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/test'],
+  testMatch: ['<rootDir>/test/{unit,api,db,contract}/**/*.test.ts'],
+  transform: { '^.+\\.(t|j)sx?$': ['@swc/jest', {}] },
+  transformIgnorePatterns: ['/node_modules/(?!(oidc-provider|openid-client|oauth4webapi|jose|@apidevtools/json-schema-ref-parser)/)'],
+  globalSetup: '<rootDir>/test/support/global-setup.ts',
+  globalTeardown: '<rootDir>/test/support/global-teardown.ts',
+  testTimeout: 30000,
+};

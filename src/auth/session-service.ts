@@ -1,0 +1,52 @@
+// Server-side owner sessions behind the signed `svc_session` cookie. The cookie carries a random token;
+// the table keeps only its SHA-256, and every use rechecks the membership and the owner's sessionVersion.
+import { createHash, randomBytes } from 'node:crypto';
+import type { Db } from '../db/client';
+import { SCOPES, type Principal } from './principal';
+
+export const SESSION_COOKIE = 'svc_session';
+export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
+
+export interface SessionService {
+  create(ownerId: string, tenantId: string): Promise<{ token: string; expiresAt: Date }>;
+  /** The principal of a live session, or null when it is unknown, expired, revoked or no longer a member. */
+  authenticate(token: string): Promise<Principal | null>;
+  destroy(token: string): Promise<void>;
+}
+
+export function createSessionService({ db, now = () => new Date() }: { db: Db; now?: () => Date }): SessionService {
+  return {
+    async create(ownerId, tenantId) {
+      const owner = await db.owner.findUniqueOrThrow({ where: { id: ownerId }, select: { sessionVersion: true } });
+      const token = randomBytes(32).toString('base64url');
+      const expiresAt = new Date(now().getTime() + SESSION_TTL_MS);
+      await db.session.create({
+        data: { id: hashToken(token), ownerId, tenantId, sessionVersion: owner.sessionVersion, expiresAt },
+      });
+      return { token, expiresAt };
+    },
+
+    async authenticate(token) {
+      const session = await db.session.findUnique({
+        where: { id: hashToken(token) },
+        select: {
+          ownerId: true,
+          tenantId: true,
+          sessionVersion: true,
+          expiresAt: true,
+          owner: { select: { sessionVersion: true, memberships: { select: { tenantId: true } } } },
+        },
+      });
+      if (!session || session.expiresAt <= now()) return null;
+      if (session.owner.sessionVersion !== session.sessionVersion) return null;
+      if (!session.owner.memberships.some((m) => m.tenantId === session.tenantId)) return null;
+      return { kind: 'session', ownerId: session.ownerId, tenantId: session.tenantId, scopes: new Set(SCOPES), clientId: null };
+    },
+
+    async destroy(token) {
+      await db.session.deleteMany({ where: { id: hashToken(token) } });
+    },
+  };
+}

@@ -1,0 +1,108 @@
+// The only reader of the environment. Every variable is documented in the README.
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import path from 'node:path';
+import { projectRoot } from './lib/paths';
+
+export type DatabaseProvider = 'sqlite' | 'postgresql';
+
+export interface Config {
+  port: number;
+  host: string;
+  /** The public origin, e.g. https://flows.example.com; links, cookies and the OAuth issuer derive from it. */
+  baseUrl: URL;
+  databaseUrl: string;
+  databaseProvider: DatabaseProvider;
+  logLevel: string;
+  /** 32 bytes: encryption of stored secrets and signing of session cookies (separate keys derive from it). */
+  secretKey: Buffer;
+  migrateOnStart: boolean;
+  trustProxy: boolean;
+}
+
+export class ConfigError extends Error {
+  constructor(readonly variable: string, message: string) {
+    super(`${variable}: ${message}`);
+  }
+}
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+export function providerOf(url: string): DatabaseProvider | null {
+  if (url.startsWith('file:')) return 'sqlite';
+  if (/^postgres(ql)?:\/\//.test(url)) return 'postgresql';
+  return null;
+}
+
+function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw);
+  if (!Number.isInteger(value) || value < min || value > max) throw new ConfigError(name, `must be an integer from ${min} to ${max}, got "${raw}"`);
+  return value;
+}
+
+function boolean(env: NodeJS.ProcessEnv, name: string, fallback: boolean): boolean {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return fallback;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${raw}"`);
+}
+
+function parseKey(name: string, raw: string): Buffer {
+  const key = /^[0-9a-f]{64}$/i.test(raw) ? Buffer.from(raw, 'hex') : Buffer.from(raw, 'base64');
+  if (key.length !== 32) throw new ConfigError(name, 'must be 32 bytes, as 64 hex characters or base64');
+  return key;
+}
+
+/** The embedded default keeps a generated key beside its database, readable by the service user only. */
+function embeddedKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, 'secret.key');
+  if (!existsSync(file)) {
+    mkdirSync(dataDir, { recursive: true });
+    writeFileSync(file, randomBytes(32).toString('hex') + '\n', { mode: 0o600, flag: 'wx' });
+  }
+  chmodSync(file, 0o600);
+  return parseKey(file, readFileSync(file, 'utf8').trim());
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535);
+  const host = env.HOST || '0.0.0.0';
+
+  let baseUrl: URL;
+  try {
+    baseUrl = new URL(env.BASE_URL || `http://localhost:${port}`);
+  } catch {
+    throw new ConfigError('BASE_URL', `must be an absolute http(s) URL, got "${env.BASE_URL}"`);
+  }
+  if (!['http:', 'https:'].includes(baseUrl.protocol) || baseUrl.pathname !== '/' || baseUrl.search || baseUrl.hash) {
+    throw new ConfigError('BASE_URL', `must be an http(s) origin without path, query or fragment, got "${env.BASE_URL}"`);
+  }
+
+  const dataDir = path.resolve(projectRoot, 'data');
+  const databaseUrl = env.DATABASE_URL || `file:${path.join(dataDir, 'flows.db')}`;
+  const databaseProvider = providerOf(databaseUrl);
+  if (!databaseProvider) throw new ConfigError('DATABASE_URL', 'must start with file: (SQLite) or postgres:// / postgresql://');
+
+  const logLevel = env.LOG_LEVEL || 'info';
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
+
+  let secretKey: Buffer;
+  if (env.FLOWS_SECRET_KEY) secretKey = parseKey('FLOWS_SECRET_KEY', env.FLOWS_SECRET_KEY);
+  else if (databaseProvider === 'sqlite') secretKey = embeddedKey(path.dirname(databaseUrl.slice('file:'.length)));
+  else throw new ConfigError('FLOWS_SECRET_KEY', 'is required with PostgreSQL, so that every instance shares it (32 bytes, hex or base64)');
+
+  return {
+    port,
+    host,
+    baseUrl,
+    databaseUrl,
+    databaseProvider,
+    logLevel,
+    secretKey,
+    migrateOnStart: boolean(env, 'FLOWS_MIGRATE_ON_START', true),
+    trustProxy: boolean(env, 'TRUST_PROXY', false),
+  };
+}

@@ -1,0 +1,56 @@
+// Every query on tenant data goes through a client scoped to one tenant: the tenant id is added to the
+// filter of every read, update and delete, and to the data of every create. One place for the rule, so
+// a repository cannot forget it.
+import type { Db } from './client';
+
+/** Models owned by a tenant (those with a `tenantId` column that holds tenant data). */
+export const TENANT_MODELS = new Set([
+  'Job',
+  'Trigger',
+  'Invocation',
+  'Run',
+  'RunEvent',
+  'WebhookSource',
+  'WebhookActivity',
+  'VmhostConnection',
+  'ExecutionTarget',
+  'AgentIntegration',
+  'EventSubscription',
+  'EventDelivery',
+]);
+
+const FILTERED = new Set([
+  'findUnique', 'findUniqueOrThrow', 'findFirst', 'findFirstOrThrow', 'findMany', 'count', 'aggregate', 'groupBy',
+  'update', 'updateMany', 'updateManyAndReturn', 'delete', 'deleteMany', 'upsert',
+]);
+const CREATING = new Set(['create', 'createMany', 'createManyAndReturn', 'upsert']);
+
+type Args = { where?: Record<string, unknown>; data?: unknown; create?: Record<string, unknown> };
+
+export function scopeArgs(operation: string, args: Args, tenantId: string): Args {
+  const scoped: Args = { ...args };
+  if (FILTERED.has(operation)) scoped.where = { ...args.where, tenantId };
+  if (CREATING.has(operation)) {
+    if (operation === 'upsert') scoped.create = { ...args.create, tenantId };
+    else if (Array.isArray(args.data)) scoped.data = args.data.map((row) => ({ ...row, tenantId }));
+    else scoped.data = { ...(args.data as object), tenantId };
+  }
+  if (!FILTERED.has(operation) && !CREATING.has(operation)) throw new Error(`operation ${operation} is not tenant-scoped`);
+  return scoped;
+}
+
+export function forTenant(db: Db, tenantId: string) {
+  return db.$extends({
+    name: 'tenant-scope',
+    query: {
+      $allModels: {
+        $allOperations({ model, operation, args, query }) {
+          if (!TENANT_MODELS.has(model)) return query(args);
+          return query(scopeArgs(operation, args as Args, tenantId) as typeof args);
+        },
+      },
+    },
+  });
+}
+
+export type TenantDb = ReturnType<typeof forTenant>;

@@ -1,0 +1,137 @@
+// /api/v1: openapi-backend routes each request by the contract, the authorizer checks the credential
+// against the operation's `security`, Ajv 2020 validates the request, then the typed handler runs.
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { ErrorObject } from 'ajv';
+import type { NextFunction, Request, Response } from 'express';
+import OpenAPIBackend, { type Context, type Operation } from 'openapi-backend';
+import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
+import type { Contract } from './contract';
+import { requirementOf, type Authorizer, type Requirement } from './security';
+import type { HandlerMap, OperationId } from './types';
+
+const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
+
+function newAjv(options: Record<string, unknown>) {
+  // Keep the per-context options openapi-backend passes (it coerces path and query parameters).
+  // `discriminator` makes a oneOf report the errors of the branch its `type` selects, not of the first branch.
+  const ajv = new Ajv2020({ ...options, strict: false, allErrors: false, discriminator: true });
+  addFormats(ajv);
+  return ajv;
+}
+
+/** `/requestBody/triggers/0/cron` → `triggers[0].cron`; `/query/limit` → `limit`. */
+function fieldOf(error: ErrorObject): string {
+  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+  if (error.keyword === 'required') segments.push(error.params.missingProperty);
+  if (error.keyword === 'additionalProperties') segments.push(error.params.additionalProperty);
+  if (error.keyword === 'discriminator') segments.push(error.params.tag);
+  const [where, ...path] = segments;
+  if (path.length === 0) return where === 'requestBody' ? 'body' : where;
+  return path.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
+}
+
+function describe(error: ErrorObject): string {
+  const field = fieldOf(error);
+  if (field === 'body' && error.keyword === 'required') return 'The request body is required.';
+  if (error.keyword === 'required') return `\`${field}\` is required.`;
+  if (error.keyword === 'additionalProperties') return `\`${field}\` is not an allowed property.`;
+  if (error.keyword === 'discriminator') {
+    if (error.params.tagValue === undefined) return `\`${field}\` is required.`;
+    return error.params.error === 'tag'
+      ? `\`${field}\` must be a string (discriminator).`
+      : `\`${field}\` must be one of the documented types, not ${JSON.stringify(error.params.tagValue)} (discriminator).`;
+  }
+  return `\`${field}\` ${error.message} (${error.keyword}).`;
+}
+
+export interface Api {
+  handle(req: Request, res: Response, next: NextFunction): void;
+  /** Whether the matched operation declares a request body (for the 415 check before parsing). */
+  takesBody(req: Request): boolean;
+  backend: OpenAPIBackend;
+}
+
+/** Ajv's discriminator support refuses `mapping` (which the SDK types need); branches are told apart by their `const`. */
+function withoutDiscriminatorMappings(node: any): any {
+  if (Array.isArray(node)) return node.map(withoutDiscriminatorMappings);
+  if (node === null || typeof node !== 'object') return node;
+  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withoutDiscriminatorMappings(value)]));
+  if (copy.discriminator?.mapping) copy.discriminator = { propertyName: copy.discriminator.propertyName };
+  return copy;
+}
+
+export async function createApi({ contract, authorizer, handlers }: { contract: Contract; authorizer: Authorizer; handlers: HandlerMap }): Promise<Api> {
+  const backend = new OpenAPIBackend({
+    definition: withoutDiscriminatorMappings(contract.inlined),
+    strict: true,
+    validate: true,
+    coerceTypes: true,
+    customizeAjv: (_draft07, options) => newAjv(options as Record<string, unknown>) as any,
+  });
+  // Its definition check knows OpenAPI 3.0 only; the document is linted as 3.1 in CI instead.
+  backend.validateDefinition = () => backend.document as any;
+
+  const requirements = new Map<string, Requirement | null>();
+
+  backend.register({
+    notFound: () => {
+      throw new NotFound('No such endpoint.');
+    },
+    methodNotAllowed: (c: Context, req: Request) => {
+      const allow = METHODS.filter((method) => backend.router.matchOperation({ method, path: c.request.path, headers: {} } as any)).map((m) => m.toUpperCase());
+      throw new MethodNotAllowed(req.method, allow);
+    },
+    postSecurityHandler: async (c: Context, req: Request) => {
+      const operation = c.operation as Operation;
+      if (!requirements.has(operation.operationId!)) requirements.set(operation.operationId!, requirementOf(operation.security as any));
+      const requirement = requirements.get(operation.operationId!);
+      if (requirement) (req as any).principal = await authorizer.authorize(req, requirement);
+    },
+    validationFail: (c: Context) => {
+      const errors = (c.validation.errors ?? []) as ErrorObject[];
+      throw new ValidationFailed(errors.length ? describe(errors[0]) : 'The request is invalid.');
+    },
+    notImplemented: (c: Context) => {
+      throw new NotImplemented(c.operation.operationId!);
+    },
+  });
+
+  for (const [operationId, handler] of Object.entries(handlers) as [OperationId, any][]) {
+    backend.register(operationId, async (c: Context, req: Request, res: Response) => {
+      const result = await handler({
+        principal: (req as any).principal,
+        body: c.request.requestBody,
+        params: c.request.params,
+        query: c.request.query,
+        req,
+        res,
+        log: req.log,
+      });
+      for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value as string);
+      if (result.status === 204) res.status(204).end();
+      else res.status(result.status).json(result.body);
+    });
+  }
+
+  await backend.init();
+
+  const toRequest = (req: Request) => ({
+    method: req.method,
+    path: req.originalUrl.split('?')[0],
+    query: req.query as Record<string, string | string[]>,
+    headers: req.headers as Record<string, string | string[]>,
+    body: req.body,
+  });
+
+  return {
+    backend,
+    handle(req, res, next) {
+      backend.handleRequest(toRequest(req), req, res).catch(next);
+    },
+    takesBody(req) {
+      const operation = backend.router.matchOperation({ ...toRequest(req), body: undefined });
+      return Boolean(operation?.requestBody);
+    },
+  };
+}

@@ -1,0 +1,45 @@
+// Body handling for operations that take one: the media type is checked before anything is parsed,
+// then JSON is parsed with a size limit and a nesting limit.
+import express, { type RequestHandler } from 'express';
+import { UnsupportedMediaType, ValidationFailed } from '../lib/errors';
+
+export const BODY_LIMIT = '1mb';
+const MAX_DEPTH = 32;
+
+export function isJsonMediaType(header: string | undefined): boolean {
+  if (!header) return false;
+  // Parameters such as charset are allowed; the parser refuses a charset it cannot decode with a 415.
+  return header.split(';')[0].trim().toLowerCase() === 'application/json';
+}
+
+function hasBody(req: Parameters<RequestHandler>[0]): boolean {
+  return req.get('transfer-encoding') !== undefined || Number(req.get('content-length') ?? 0) > 0;
+}
+
+/** 415 for a body that is not JSON (a request with no body at all is left to validation: "body required"). */
+export function requireJson(takesBody: (req: Parameters<RequestHandler>[0]) => boolean): RequestHandler {
+  return (req, _res, next) => {
+    if (takesBody(req) && (hasBody(req) || req.get('content-type')) && !isJsonMediaType(req.get('content-type'))) {
+      return next(new UnsupportedMediaType());
+    }
+    next();
+  };
+}
+
+function depthOf(value: unknown, depth = 0): number {
+  if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return depth;
+  let max = depth;
+  for (const child of Object.values(value)) max = Math.max(max, depthOf(child, depth + 1));
+  return max;
+}
+
+// Not strict: a bare JSON value is JSON; the schema then says what the body must be.
+const parse = express.json({ limit: BODY_LIMIT, strict: false, type: (req) => isJsonMediaType(req.headers['content-type']) });
+
+export const jsonBody: RequestHandler = (req, res, next) => {
+  parse(req, res, (err?: unknown) => {
+    if (err) return next(err);
+    if (depthOf(req.body) > MAX_DEPTH) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
+    next();
+  });
+};

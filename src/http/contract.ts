@@ -1,0 +1,41 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse } from 'yaml';
+import { projectRoot } from '../lib/paths';
+
+export interface Contract {
+  yaml: string;
+  document: Record<string, any>;
+  /** The document with every local `$ref` inlined as a fresh copy. */
+  inlined: Record<string, any>;
+}
+
+/**
+ * Inlines local `$ref`s (siblings such as `description` are kept, as OpenAPI 3.1 allows). Every use gets
+ * its own copy: openapi-backend rewrites objects met twice into `$ref`s, which breaks shared `properties`.
+ */
+export function inlineRefs(document: Record<string, any>): Record<string, any> {
+  const resolve = (pointer: string) =>
+    pointer.slice(2).split('/').reduce((node, key) => node?.[key.replace(/~1/g, '/').replace(/~0/g, '~')], document as any);
+
+  const visit = (node: any, stack: string[]): any => {
+    if (Array.isArray(node)) return node.map((item) => visit(item, stack));
+    if (node === null || typeof node !== 'object') return node;
+    const { $ref, ...siblings } = node;
+    if (typeof $ref === 'string' && $ref.startsWith('#/')) {
+      if (stack.includes($ref)) throw new Error(`recursive $ref ${$ref} cannot be inlined`);
+      const target = resolve($ref);
+      if (target === undefined) throw new Error(`unresolved $ref ${$ref}`);
+      return { ...visit(target, [...stack, $ref]), ...visit(siblings, stack) };
+    }
+    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, visit(value, stack)]));
+  };
+  return visit(document, []);
+}
+
+/** The OpenAPI document, read once: the routing and validation source and what /openapi.* serve. */
+export function loadContract(file = path.join(projectRoot, 'openapi', 'openapi.yaml')): Contract {
+  const yaml = readFileSync(file, 'utf8');
+  const document = parse(yaml);
+  return { yaml, document, inlined: inlineRefs(document) };
+}

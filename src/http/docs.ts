@@ -1,0 +1,40 @@
+// The contract as documents (/openapi.yaml, /openapi.json) and Swagger UI at /docs, served from the
+// installed swagger-ui-dist package: no CDN. Same origin, so "Try it out" carries the owner's session cookie.
+import express, { Router } from 'express';
+import path from 'node:path';
+import type { Contract } from './contract';
+
+const assets = path.dirname(require.resolve('swagger-ui-dist/package.json'));
+
+const PAGE = `<!doctype html>
+<html lang="en">
+<head>
+  <meta charset="utf-8">
+  <title>Flows API</title>
+  <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+</head>
+<body>
+  <div id="swagger-ui"></div>
+  <script src="/docs/assets/swagger-ui-bundle.js"></script>
+  <script src="/docs/init.js"></script>
+</body>
+</html>`;
+
+const INIT = `window.ui = SwaggerUIBundle({
+  url: '/openapi.json',
+  dom_id: '#swagger-ui',
+  deepLinking: true,
+  persistAuthorization: true,
+  tryItOutEnabled: false,
+});`;
+
+export function docsRouter(contract: Contract): Router {
+  const json = JSON.stringify(contract.document);
+  const router = Router();
+  router.get('/openapi.yaml', (_req, res) => res.type('application/yaml').send(contract.yaml));
+  router.get('/openapi.json', (_req, res) => res.type('application/json').send(json));
+  router.get(['/docs', '/docs/'], (_req, res) => res.type('html').send(PAGE));
+  router.get('/docs/init.js', (_req, res) => res.type('application/javascript').send(INIT));
+  router.use('/docs/assets', express.static(assets, { index: false, maxAge: '1h' }));
+  return router;
+}

@@ -1,0 +1,63 @@
+// The one place where failures become responses: `{ error: { code, message } }` with the status of the
+// error. Unexpected errors answer a generic 500; their detail goes to the log with the request id only.
+import type { ErrorRequestHandler, Response } from 'express';
+import { AppError, InvalidJson, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from '../lib/errors';
+import { BODY_LIMIT } from './body';
+
+export function sendError(res: Response, error: AppError): void {
+  for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
+  res.status(error.status).json({ error: { code: error.code, message: error.message } });
+}
+
+/** Errors raised by body-parser carry a `type`. */
+function fromBodyParser(err: { type?: string; status?: number }): AppError | null {
+  switch (err.type) {
+    case 'entity.parse.failed':
+      return new InvalidJson();
+    case 'entity.too.large':
+      return new PayloadTooLarge(BODY_LIMIT);
+    case 'charset.unsupported':
+    case 'encoding.unsupported':
+      return new UnsupportedMediaType('Unsupported charset or content encoding; send UTF-8 JSON.');
+    case 'request.aborted':
+    case 'request.size.invalid':
+    case 'stream.encoding.set':
+      return new InvalidJson('The request body could not be read.');
+    default:
+      return null;
+  }
+}
+
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'SQLITE_BUSY', '57P01', '57P03']);
+
+/** A database that cannot be reached (or is busy beyond its timeout) is a 503, not a 500. */
+export function isDatabaseUnavailable(err: any): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'PrismaClientInitializationError') return true;
+    if (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_CODES.has(e.errorCode)) return true;
+    if (e.kind === 'DatabaseNotReachable' || e.kind === 'SocketTimeout' || e.kind === 'TooManyConnections') return true;
+    if (typeof e.message === 'string' && /ECONNREFUSED|Can't reach database|database is locked|Connection terminated/i.test(e.message)) return true;
+  }
+  return false;
+}
+
+function toAppError(err: any): AppError | null {
+  if (err instanceof AppError) return err;
+  const bodyError = fromBodyParser(err);
+  if (bodyError) return bodyError;
+  if (err?.code === 'P2025') return new NotFound();
+  if (err?.code === 'P2002') return new AppError(409, 'conflict', 'The resource conflicts with an existing one.');
+  if (isDatabaseUnavailable(err)) return new ServiceUnavailable();
+  return null;
+}
+
+export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
+  if (res.headersSent) return next(err);
+  const known = toAppError(err);
+  if (known?.expose) {
+    if (known.status >= 500) req.log.warn({ err }, known.message);
+    return sendError(res, known);
+  }
+  req.log.error({ err }, 'unhandled error');
+  sendError(res, new AppError(500, 'internal_error', `An internal error occurred; quote request id ${req.id} when reporting it.`));
+};

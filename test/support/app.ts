@@ -1,0 +1,36 @@
+// A real app on a real database of its own, for one test file.
+import { randomBytes } from 'node:crypto';
+import { buildApp, type App } from '../../src/app';
+import type { Config } from '../../src/config';
+import { createLogger } from '../../src/lib/logger';
+import { createTestDatabase, provider, type TestDatabase } from './databases';
+
+export const BASE_URL = 'http://localhost:3000';
+
+export function testConfig(overrides: Partial<Config> = {}): Config {
+  return {
+    port: 0,
+    host: '127.0.0.1',
+    baseUrl: new URL(BASE_URL),
+    databaseUrl: 'unused',
+    databaseProvider: provider,
+    logLevel: 'silent',
+    secretKey: randomBytes(32),
+    migrateOnStart: false,
+    trustProxy: false,
+    ...overrides,
+  };
+}
+
+export interface TestApp extends App {
+  database: TestDatabase;
+  config: Config;
+  close(): Promise<void>;
+}
+
+export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+  const database = await createTestDatabase();
+  const config = testConfig({ databaseUrl: database.url, ...overrides });
+  const built = await buildApp({ config, db: database.db, logger: createLogger('silent') });
+  return { ...built, database, config, close: () => database.drop() };
+}

@@ -1,0 +1,43 @@
+import { mkdtempSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { ConfigError, loadConfig } from '../../src/config';
+
+const KEY = 'a'.repeat(64);
+const dir = mkdtempSync(path.join(tmpdir(), 'flows-config-'));
+const sqlite = { DATABASE_URL: `file:${path.join(dir, 'flows.db')}` };
+
+describe('loadConfig', () => {
+  it('defaults to port 3000, the embedded database and a generated key kept with mode 0600', () => {
+    const config = loadConfig({ ...sqlite });
+    expect(config.port).toBe(3000);
+    expect(config.baseUrl.href).toBe('http://localhost:3000/');
+    expect(config.databaseProvider).toBe('sqlite');
+    expect(config.secretKey).toHaveLength(32);
+    expect(statSync(path.join(dir, 'secret.key')).mode & 0o777).toBe(0o600);
+    // The same key on the next start.
+    expect(loadConfig({ ...sqlite }).secretKey.equals(config.secretKey)).toBe(true);
+  });
+
+  it('derives BASE_URL from PORT and reads PostgreSQL URLs', () => {
+    const config = loadConfig({ PORT: '8080', DATABASE_URL: 'postgresql://u@db/flows', FLOWS_SECRET_KEY: KEY });
+    expect(config.baseUrl.origin).toBe('http://localhost:8080');
+    expect(config.databaseProvider).toBe('postgresql');
+  });
+
+  it.each([
+    ['PORT', { PORT: 'eighty' }],
+    ['PORT', { PORT: '70000' }],
+    ['BASE_URL', { BASE_URL: 'not a url' }],
+    ['BASE_URL', { BASE_URL: 'ftp://flows.example' }],
+    ['BASE_URL', { BASE_URL: 'https://flows.example/api' }],
+    ['DATABASE_URL', { DATABASE_URL: 'mysql://db/flows' }],
+    ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['FLOWS_SECRET_KEY', { FLOWS_SECRET_KEY: 'short' }],
+    ['FLOWS_SECRET_KEY', { DATABASE_URL: 'postgres://db/flows' }],
+    ['FLOWS_MIGRATE_ON_START', { FLOWS_MIGRATE_ON_START: 'maybe' }],
+  ])('names %s when it is wrong', (variable, env) => {
+    expect(() => loadConfig({ ...sqlite, ...env })).toThrow(ConfigError);
+    expect(() => loadConfig({ ...sqlite, ...env })).toThrow(new RegExp(`^${variable}: `));
+  });
+});
