@@ -1,11 +1,17 @@
 // Server-side owner sessions behind the signed `svc_session` cookie. The cookie carries a random token;
 // the table keeps only its SHA-256, and every use rechecks the membership and the owner's sessionVersion.
 import { createHash, randomBytes } from 'node:crypto';
+import type { CookieOptions } from 'express';
 import type { Db } from '../db/client';
 import { SCOPES, type Principal } from './principal';
 
 export const SESSION_COOKIE = 'svc_session';
 export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+
+/** Signed, out of scripts' reach, not sent on cross-site subrequests, and https-only when the service is. */
+export function sessionCookieOptions(baseUrl: URL, expiresAt: Date): CookieOptions {
+  return { signed: true, httpOnly: true, sameSite: 'lax', secure: baseUrl.protocol === 'https:', path: '/', expires: expiresAt };
+}
 
 const hashToken = (token: string) => createHash('sha256').update(token).digest('hex');
 

@@ -1,7 +1,10 @@
 // Credentials, scopes and the owner-session rule, driven by each operation's `security` in the contract.
+import cookieParser from 'cookie-parser';
 import { sign } from 'cookie-signature';
+import express from 'express';
+import request from 'supertest';
 import { SCOPES } from '../../src/auth/principal';
-import { SESSION_COOKIE } from '../../src/auth/session-service';
+import { SESSION_COOKIE, sessionCookieOptions } from '../../src/auth/session-service';
 import { requirementOf } from '../../src/http/security';
 import { BASE_URL, startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
@@ -217,5 +220,36 @@ describe('cross-site requests with the session cookie', () => {
   it('does not apply to bearer tokens, which browsers never send on their own', async () => {
     const token = await accessToken(app, owner);
     expect((await create({ ...bearerOf(token), origin: 'https://evil.example' })).status).toBe(501);
+  });
+});
+
+describe('the svc_session cookie as issued', () => {
+  async function issue(baseUrl: URL): Promise<string[]> {
+    const { token, expiresAt } = await app.sessions.create(owner.ownerId, owner.tenantId);
+    const issuer = express()
+      .use(cookieParser(app.cookieSecret))
+      .get('/', (_req, res) => void res.cookie(SESSION_COOKIE, token, sessionCookieOptions(baseUrl, expiresAt)).end());
+    return (await request(issuer).get('/')).headers['set-cookie'] as unknown as string[];
+  }
+
+  it('is HttpOnly, SameSite=Lax, for the whole site, and not Secure over http', async () => {
+    const [cookie] = await issue(new URL(BASE_URL));
+    expect(cookie).toMatch(/; Path=\/;/);
+    expect(cookie).toMatch(/; HttpOnly/);
+    expect(cookie).toMatch(/; SameSite=Lax/);
+    expect(cookie).toMatch(/; Expires=/);
+    expect(cookie).not.toMatch(/; Secure/);
+  });
+
+  it('is Secure when the service is served over https', async () => {
+    const [cookie] = await issue(new URL('https://flows.example.com'));
+    expect(cookie).toMatch(/; Secure/);
+  });
+
+  it('authenticates API calls as issued', async () => {
+    const [cookie] = await issue(new URL(BASE_URL));
+    const res = await me({ cookie: cookie.split(';')[0] });
+    expect(res.status).toBe(200);
+    expect(res.body.owner.id).toBe(owner.ownerId);
   });
 });

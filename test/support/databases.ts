@@ -36,33 +36,29 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
-export async function createTestDatabase(): Promise<TestDatabase> {
-  const suffix = randomBytes(6).toString('hex');
-  if (postgresUrl) {
-    const name = `${templateName(postgresUrl)}_${suffix}`;
-    await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${templateName(postgresUrl)}"`);
-    const url = withDatabase(postgresUrl, name);
-    const db = await createDb(url);
-    return {
-      url,
-      db,
-      async drop() {
-        await db.$disconnect();
-        await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
-      },
-    };
-  }
-  mkdirSync(sqliteDir, { recursive: true });
-  const file = path.join(sqliteDir, `${suffix}.db`);
-  copyFileSync(sqliteTemplate, file);
-  const url = `file:${file}`;
+async function open(url: string, remove: () => unknown): Promise<TestDatabase> {
   const db = await createDb(url);
   return {
     url,
     db,
     async drop() {
       await db.$disconnect();
-      for (const extra of ['', '-wal', '-shm']) rmSync(file + extra, { force: true });
+      await remove();
     },
   };
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const suffix = randomBytes(6).toString('hex');
+  if (postgresUrl) {
+    const name = `${templateName(postgresUrl)}_${suffix}`;
+    await adminQuery(`CREATE DATABASE "${name}" TEMPLATE "${templateName(postgresUrl)}"`);
+    return open(withDatabase(postgresUrl, name), () => adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`));
+  }
+  mkdirSync(sqliteDir, { recursive: true });
+  const file = path.join(sqliteDir, `${suffix}.db`);
+  copyFileSync(sqliteTemplate, file);
+  return open(`file:${file}`, () => {
+    for (const extra of ['', '-wal', '-shm']) rmSync(file + extra, { force: true });
+  });
 }
