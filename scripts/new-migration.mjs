@@ -1,7 +1,9 @@
-// Authors a migration for every provider from the difference between its migration history and
-// its current schema: `npm run migration:new -- <name>`. (`migrate dev` cannot run offline here.)
+// Authors a migration for every provider from the difference between the schema committed at HEAD and
+// the current one: `npm run migration:new -- <name>`. (`migrate dev` and shadow databases cannot run
+// with the offline JS engine; test/db/migrations.test.ts checks that the history reaches the models.)
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, readdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 
 const root = path.resolve(import.meta.dirname, '..');
@@ -11,12 +13,19 @@ if (!name || !/^[a-z0-9_]+$/.test(name)) {
   process.exit(1);
 }
 const stamp = process.env.MIGRATION_STAMP ?? new Date().toISOString().replace(/\D/g, '').slice(0, 14);
-const urls = { sqlite: 'file:./data/migration-authoring.db', postgresql: 'postgresql://postgres@127.0.0.1:5432/postgres' };
+const scratch = mkdtempSync(path.join(os.tmpdir(), 'flows-migration-'));
+const urls = { sqlite: `file:${path.join(scratch, 'authoring.db')}`, postgresql: 'postgresql://postgres@127.0.0.1:5432/postgres' };
+
+function committedSchema(provider) {
+  const file = path.join(scratch, `${provider}.prisma`);
+  writeFileSync(file, execFileSync('git', ['show', `HEAD:prisma/${provider}/schema.prisma`], { cwd: root, encoding: 'utf8' }));
+  return file;
+}
 
 for (const provider of ['sqlite', 'postgresql']) {
   const dir = path.join(root, 'prisma', provider, 'migrations');
   const hasHistory = existsSync(dir) && readdirSync(dir).some((entry) => /^\d{14}_/.test(entry));
-  const from = hasHistory ? ['--from-migrations', dir, '--shadow-database-url', urls[provider]] : ['--from-empty'];
+  const from = hasHistory ? ['--from-schema-datamodel', committedSchema(provider)] : ['--from-empty'];
   const sql = execFileSync(
     path.join(root, 'node_modules/.bin/prisma'),
     ['migrate', 'diff', ...from, '--to-schema-datamodel', `prisma/${provider}/schema.prisma`, '--script', '--config', `prisma/${provider}/prisma.config.ts`],
