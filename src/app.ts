@@ -1,12 +1,13 @@
 // Composes the Express app from its parts. Dependencies come in, so a test can build a second app cheaply.
-import { hkdfSync } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import cookieParser from 'cookie-parser';
-import express, { type Express } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
+import type Provider from 'oidc-provider';
 import helmet from 'helmet';
 import { accountHandlers } from './account/account-handlers';
 import { createAccountService } from './account/account-service';
 import { createBearerVerifier } from './auth/bearer-verifier';
-import { createSessionService, type SessionService } from './auth/session-service';
+import { createSessionService, SESSION_COOKIE, type SessionService } from './auth/session-service';
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { createApi, type Api } from './http/api';
@@ -15,44 +16,81 @@ import { loadContract, type Contract } from './http/contract';
 import { docsRouter } from './http/docs';
 import { errorHandler } from './http/error-handler';
 import { healthRouter } from './http/health';
+import { createRateLimits, rateLimit, type Policy, type PolicyName } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { createAuthorizer } from './http/security';
 import { NotFound } from './lib/errors';
+import { deriveKey } from './lib/keys';
 import type { Logger } from './lib/logger';
+import { accessHandlers } from './oauth/access-handlers';
+import { createAccessService } from './oauth/access-service';
+import { protectedResourceMetadata } from './oauth/protected-resource';
+import { createProvider, resourcesOf } from './oauth/provider';
+import { createOwnerService, type OwnerService } from './owners/owner-service';
+import { consolePages } from './pages/console-pages';
+import { interactionPages } from './pages/interaction-pages';
+import { sessionPages } from './pages/session-pages';
 
 export interface AppDeps {
   config: Config;
   db: Db;
   logger: Logger;
   contract?: Contract;
+  /** Tighter or looser rate limits (tests). */
+  policies?: Partial<Record<PolicyName, Policy>>;
 }
 
 export interface App {
   app: Express;
   api: Api;
   sessions: SessionService;
+  owners: OwnerService;
+  provider: Provider;
   cookieSecret: string;
 }
 
-/** Keys derive from the one configured secret, each for one purpose. */
-export function deriveKey(secretKey: Buffer, purpose: string): Buffer {
-  return Buffer.from(hkdfSync('sha256', secretKey, Buffer.alloc(0), `flows ${purpose}`, 32));
+const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+/** API calls with a credential are counted per credential (bearer token or session)... */
+function apiCredential(req: Request): string | null {
+  const bearer = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
+  if (bearer) return `token:${hash(bearer)}`;
+  const session = req.signedCookies?.[SESSION_COOKIE];
+  return typeof session === 'string' ? `session:${hash(session)}` : null;
 }
 
-export async function buildApp({ config, db, logger, contract = loadContract() }: AppDeps): Promise<App> {
+/** ...and calls without one per client address. */
+const anonymousCaller = (req: Request) => (apiCredential(req) ? null : `ip:${req.ip}`);
+
+/** The authorization server answers only its own paths; everything else stays with Express. */
+function mountProvider(provider: Provider): RequestHandler {
+  const callback = provider.callback();
+  const owns = (path: string) =>
+    path.startsWith('/oauth/') || path === '/device' || path.startsWith('/device/') || path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server';
+  return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
+}
+
+
+export async function buildApp({ config, db, logger, contract = loadContract(), policies }: AppDeps): Promise<App> {
+  const resources = resourcesOf(config.baseUrl);
+  const limits = createRateLimits({ db, provider: config.databaseProvider, policies, logger });
+  const provider = createProvider({ baseUrl: config.baseUrl, secretKey: config.secretKey, db, limits, trustProxy: config.trustProxy });
   const sessions = createSessionService({ db });
+  const owners = createOwnerService({ db });
+  const access = createAccessService({ db });
   const authorizer = createAuthorizer({
     sessions,
-    bearer: createBearerVerifier({ db }),
+    bearer: createBearerVerifier({ db, provider }),
     baseUrl: config.baseUrl,
-    apiResource: `${config.baseUrl.origin}/api/v1`,
+    apiResource: resources.api,
   });
   const api = await createApi({
     contract,
     authorizer,
-    handlers: { ...accountHandlers(createAccountService({ db })) },
+    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access) },
   });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
+  const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 
   const app = express();
   app.disable('x-powered-by');
@@ -61,17 +99,28 @@ export async function buildApp({ config, db, logger, contract = loadContract() }
   const https = config.baseUrl.protocol === 'https:';
   app.use(
     helmet({
-      // Over plain http (a local or LAN install) neither upgrading requests nor HSTS can work.
+      // Over plain http (a local or LAN install) upgrading requests, HSTS and COOP cannot work; browsers
+      // would only report the ignored headers as errors.
       contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
       strictTransportSecurity: https,
+      crossOriginOpenerPolicy: https,
+      // no-referrer would make browsers send `Origin: null` on the service's own form posts.
+      referrerPolicy: { policy: 'same-origin' },
     }),
   );
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use('/api', requireJson(api.takesBody), jsonBody, api.handle);
+  app.use('/api', rateLimit(limits, 'api', apiCredential), rateLimit(limits, 'apiAnonymous', anonymousCaller), requireJson(api.takesBody), jsonBody, api.handle);
+  app.use(sessionPages(pageDeps));
+  app.use(consolePages({ ...pageDeps, access }));
+  app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
+  app.use(protectedResourceMetadata(config.baseUrl, resources));
+  app.post('/oauth/register', rateLimit(limits, 'registration', (req) => req.ip ?? null));
+  app.post('/oauth/device_authorization', rateLimit(limits, 'deviceAuthorization', (req) => req.ip ?? null));
+  app.use(mountProvider(provider));
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret };
+  return { app, api, sessions, cookieSecret, provider, owners };
 }

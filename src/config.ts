@@ -18,6 +18,10 @@ export interface Config {
   secretKey: Buffer;
   migrateOnStart: boolean;
   trustProxy: boolean;
+  /** FLOWS_SIGNUP=open lets anyone create an owner account at /signup. */
+  signupOpen: boolean;
+  /** Created on start when no owner exists yet. */
+  bootstrapOwner: { email: string; password: string } | null;
 }
 
 export class ConfigError extends Error {
@@ -94,6 +98,15 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   else if (databaseProvider === 'sqlite') secretKey = embeddedKey(path.dirname(databaseUrl.slice('file:'.length)));
   else throw new ConfigError('FLOWS_SECRET_KEY', 'is required with PostgreSQL, so that every instance shares it (32 bytes, hex or base64)');
 
+  const signup = env.FLOWS_SIGNUP || 'closed';
+  if (signup !== 'open' && signup !== 'closed') throw new ConfigError('FLOWS_SIGNUP', `must be open or closed, got "${signup}"`);
+
+  const bootstrapEmail = env.FLOWS_BOOTSTRAP_OWNER_EMAIL;
+  const bootstrapPassword = env.FLOWS_BOOTSTRAP_OWNER_PASSWORD;
+  if (Boolean(bootstrapEmail) !== Boolean(bootstrapPassword)) {
+    throw new ConfigError(bootstrapEmail ? 'FLOWS_BOOTSTRAP_OWNER_PASSWORD' : 'FLOWS_BOOTSTRAP_OWNER_EMAIL', 'must be set together with its pair');
+  }
+
   return {
     port,
     host,
@@ -104,5 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     secretKey,
     migrateOnStart: boolean(env, 'FLOWS_MIGRATE_ON_START', true),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
+    signupOpen: signup === 'open',
+    bootstrapOwner: bootstrapEmail && bootstrapPassword ? { email: bootstrapEmail, password: bootstrapPassword } : null,
   };
 }

@@ -1,9 +1,10 @@
 // Process entry: config → database → app → listen; graceful shutdown on SIGTERM and SIGINT.
 import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
-import { createDb, type Db } from './db/client';
-import { migrateDatabase, pendingMigrations } from './db/migrate';
+import { openDatabase } from './db/open';
+import { SWEEP_INTERVAL_MS, sweepExpired } from './db/sweep';
 import { createLogger, type Logger } from './lib/logger';
+import type { OwnerService } from './owners/owner-service';
 
 const SHUTDOWN_GRACE_MS = 10_000;
 
@@ -17,27 +18,33 @@ function configOrExit(): Config {
   }
 }
 
-/** Opens the database, first applying pending migrations unless FLOWS_MIGRATE_ON_START=false. */
-async function openDatabase(config: Config, logger: Logger): Promise<Db> {
-  const db = await createDb(config.databaseUrl);
-  const pending = await pendingMigrations(db, config.databaseProvider);
-  if (pending.length === 0) return db;
-  if (!config.migrateOnStart) {
-    logger.warn({ pending }, 'the database lacks migrations; run npm run migrate');
-    return db;
+/** Creates the bootstrap owner on first start, or says how to create one. */
+async function ensureOwner(config: Config, owners: OwnerService, logger: Logger) {
+  if ((await owners.countOwners()) > 0) return;
+  if (config.bootstrapOwner) {
+    const { tenant } = await owners.createOwner(config.bootstrapOwner);
+    logger.info({ tenantId: tenant.id }, 'created the bootstrap owner from FLOWS_BOOTSTRAP_OWNER_EMAIL');
+    return;
   }
-  // The migration engine needs the database to itself (SQLite allows one writer).
-  await db.$disconnect();
-  logger.info({ provider: config.databaseProvider, pending }, 'applying database migrations');
-  await migrateDatabase(config.databaseUrl);
-  return createDb(config.databaseUrl);
+  logger.warn(
+    'no owner exists yet; create one with: npm run owner:create -- --email you@example.com --password <at least 10 characters> [--tenant NAME]' +
+      (config.signupOpen ? ` (or sign up at ${config.baseUrl.origin}/signup)` : ''),
+  );
 }
 
 async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app } = await buildApp({ config, db, logger });
+  const { app, owners } = await buildApp({ config, db, logger });
+  await ensureOwner(config, owners, logger);
+  const sweeper = setInterval(() => {
+    sweepExpired(db).then(
+      (swept) => logger.debug(swept, 'swept expired records'),
+      (err) => logger.warn({ err }, 'sweeping expired records failed'),
+    );
+  }, SWEEP_INTERVAL_MS);
+  sweeper.unref();
 
   const server = app.listen(config.port, config.host, () => {
     logger.info({ url: config.baseUrl.href, database: config.databaseProvider }, `Flows is listening on ${config.baseUrl.href}`);

@@ -1,51 +1,49 @@
-// Validates opaque access tokens in-process against the authorization server's stored records:
-// expiry, audience (the resource the token is bound to), scopes, tenant, membership and session version.
+// Validates opaque access tokens in-process through the authorization server's own records: expiry,
+// revocation, audience (the resource the token is bound to), sender binding, scopes, tenant, membership
+// and session version.
+import type Provider from 'oidc-provider';
 import type { Db } from '../db/client';
+import { accessTokenHandle } from '../oauth/adapter';
+import { isCurrent, parseAccountId } from '../oauth/accounts';
 import { isScope, type Principal } from './principal';
 
-/** The fields of a stored access token that the API relies on (the authorization server's record). */
-export interface AccessTokenRecord {
-  accountId: string;
-  clientId: string;
-  scope?: string;
-  aud?: string | string[];
-  exp: number;
-  extra?: { tenantId?: string; sessionVersion?: number };
-}
-
-export const ACCESS_TOKEN_TYPE = 'AccessToken';
 const MAX_TOKEN_LENGTH = 512;
+/** Last use is recorded at most this often per token, so that reading the API does not write on every call. */
+const LAST_USED_RESOLUTION_MS = 60_000;
 
 export interface BearerVerifier {
   /** The principal of a live token for `resource`, or null when it is unknown, expired, revoked or not for it. */
   verify(token: string, resource: string): Promise<Principal | null>;
 }
 
-export function createBearerVerifier({ db, now = () => Date.now() }: { db: Db; now?: () => number }): BearerVerifier {
+export function createBearerVerifier({ db, provider, now = () => Date.now() }: { db: Db; provider: Provider; now?: () => number }): BearerVerifier {
+  const recentlyTouched = new Map<string, number>();
+
+  async function touch(token: string) {
+    const at = now();
+    const handle = accessTokenHandle(token);
+    if ((recentlyTouched.get(handle) ?? 0) > at - LAST_USED_RESOLUTION_MS) return;
+    if (recentlyTouched.size > 10_000) recentlyTouched.clear();
+    recentlyTouched.set(handle, at);
+    await db.oidcPayload.updateMany({ where: { type: 'AccessToken', handle }, data: { lastUsedAt: new Date(at) } });
+  }
+
   return {
     async verify(token, resource) {
       if (token.length > MAX_TOKEN_LENGTH) return null;
-      const row = await db.oidcPayload.findUnique({
-        where: { type_id: { type: ACCESS_TOKEN_TYPE, id: token } },
-        select: { payload: true, consumedAt: true },
-      });
-      if (!row || row.consumedAt) return null;
-      const record = row.payload as unknown as AccessTokenRecord;
-      const audiences = Array.isArray(record.aud) ? record.aud : [record.aud];
-      const tenantId = record.extra?.tenantId;
-      if (record.exp * 1000 <= now() || !audiences.includes(resource) || !tenantId) return null;
-
-      const owner = await db.owner.findUnique({
-        where: { id: record.accountId },
-        select: { sessionVersion: true, memberships: { where: { tenantId }, select: { id: true } } },
-      });
-      if (!owner || owner.memberships.length === 0 || owner.sessionVersion !== record.extra?.sessionVersion) return null;
+      const record = await provider.AccessToken.find(token);
+      // Sender-constrained tokens (DPoP, mTLS) are not accepted as plain bearer tokens.
+      if (!record || record.isExpired || record.jkt || record['x5t#S256']) return null;
+      if (![record.aud].flat().includes(resource)) return null;
+      const account = parseAccountId(record.accountId);
+      if (!account || !(await isCurrent(db, account))) return null;
+      await touch(token);
       return {
         kind: 'bearer',
-        ownerId: record.accountId,
-        tenantId,
+        ownerId: account.ownerId,
+        tenantId: account.tenantId,
         scopes: new Set((record.scope ?? '').split(' ').filter(isScope)),
-        clientId: record.clientId,
+        clientId: record.clientId ?? null,
       };
     },
   };

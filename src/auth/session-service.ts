@@ -20,6 +20,8 @@ export interface SessionService {
   /** The principal of a live session, or null when it is unknown, expired, revoked or no longer a member. */
   authenticate(token: string): Promise<Principal | null>;
   destroy(token: string): Promise<void>;
+  /** Moves a live session to another tenant of its owner; false when the owner is not a member. */
+  switchTenant(token: string, tenantId: string): Promise<boolean>;
 }
 
 export function createSessionService({ db, now = () => new Date() }: { db: Db; now?: () => Date }): SessionService {
@@ -53,6 +55,15 @@ export function createSessionService({ db, now = () => new Date() }: { db: Db; n
 
     async destroy(token) {
       await db.session.deleteMany({ where: { id: hashToken(token) } });
+    },
+
+    async switchTenant(token, tenantId) {
+      const session = await db.session.findUnique({ where: { id: hashToken(token) }, select: { ownerId: true } });
+      if (!session) return false;
+      const member = await db.membership.findUnique({ where: { tenantId_ownerId: { tenantId, ownerId: session.ownerId } }, select: { id: true } });
+      if (!member) return false;
+      await db.session.update({ where: { id: hashToken(token) }, data: { tenantId } });
+      return true;
     },
   };
 }

@@ -11,6 +11,7 @@ const PAGE = `<!doctype html>
 <head>
   <meta charset="utf-8">
   <title>Flows API</title>
+  <link rel="icon" type="image/png" href="/favicon.ico">
   <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
@@ -36,5 +37,7 @@ export function docsRouter(contract: Contract): Router {
   router.get(['/docs', '/docs/'], (_req, res) => res.type('html').send(PAGE));
   router.get('/docs/init.js', (_req, res) => res.type('application/javascript').send(INIT));
   router.use('/docs/assets', express.static(assets, { index: false, maxAge: '1h' }));
+  // Browsers ask every page's origin for one; the docs' icon serves the whole site.
+  router.get('/favicon.ico', (_req, res) => res.type('image/png').sendFile(path.join(assets, 'favicon-32x32.png'), { maxAge: '1d' }));
   return router;
 }

@@ -23,6 +23,16 @@ export function requirementOf(security: SecurityRequirement[] | undefined): Requ
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
+/** Whether a cookie-carrying request comes from this service's own pages (Origin, else Sec-Fetch-Site). */
+export function isSameOrigin(req: Request, baseUrl: URL): boolean {
+  const origin = req.get('origin');
+  const site = req.get('sec-fetch-site');
+  // Browsers send `Origin: null` from privacy-sensitive contexts; Sec-Fetch-Site still tells.
+  if (origin && origin !== 'null') return origin === baseUrl.origin;
+  if (origin === 'null') return site === 'same-origin';
+  return !site || site === 'same-origin' || site === 'none';
+}
+
 export interface Authorizer {
   authorize(req: Request, requirement: Requirement): Promise<Principal>;
 }
@@ -36,13 +46,6 @@ export function createAuthorizer(deps: {
 }): Authorizer {
   const metadata = new URL('/.well-known/oauth-protected-resource', deps.baseUrl).href;
   const challenge = (extra = '') => `Bearer realm="flows"${extra}, resource_metadata="${metadata}"`;
-
-  function sameOrigin(req: Request): boolean {
-    const origin = req.get('origin');
-    if (origin) return origin === deps.baseUrl.origin;
-    const site = req.get('sec-fetch-site');
-    return !site || site === 'same-origin' || site === 'none';
-  }
 
   async function fromBearer(token: string, requirement: Requirement): Promise<Principal> {
     const principal = await deps.bearer.verify(token, deps.apiResource);
@@ -59,7 +62,7 @@ export function createAuthorizer(deps: {
   async function fromSession(token: string, req: Request): Promise<Principal> {
     const principal = await deps.sessions.authenticate(token);
     if (!principal) throw new Unauthenticated('invalid_session', 'The session has ended; sign in again.', challenge());
-    if (!SAFE_METHODS.has(req.method) && !sameOrigin(req)) throw new CrossSiteRequest();
+    if (!SAFE_METHODS.has(req.method) && !isSameOrigin(req, deps.baseUrl)) throw new CrossSiteRequest();
     return principal;
   }
 

@@ -80,6 +80,14 @@ export class UnsupportedMediaType extends AppError {
   }
 }
 
+/** RFC 6585 section 4, with RFC 9110 section 10.2.3's Retry-After in whole seconds (at least 1). */
+export class RateLimited extends AppError {
+  constructor(retryAfterSeconds: number) {
+    const seconds = Number.isFinite(retryAfterSeconds) ? Math.max(1, Math.ceil(retryAfterSeconds)) : 1;
+    super(429, 'rate_limited', `Too many requests; retry in ${seconds} second${seconds === 1 ? '' : 's'}.`, { 'Retry-After': String(seconds) });
+  }
+}
+
 export class NotImplemented extends AppError {
   constructor(operationId: string) {
     super(501, 'not_implemented', `The operation ${operationId} is part of the v1 contract but not yet available on this server.`);

@@ -1,6 +1,6 @@
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
-import { accessToken, createOwner, sessionCookie } from '../support/identity';
+import { accessToken, createOwner, sessionCookie, registerTestClient } from '../support/identity';
 
 let app: TestApp;
 beforeAll(async () => {
@@ -22,10 +22,11 @@ describe('GET /api/v1/me', () => {
 
   it('describes a bearer credential with its granted scopes and client', async () => {
     const owner = await createOwner(app.database.db);
-    const token = await accessToken(app, owner, { scopes: ['runs:read'] });
+    const clientId = await registerTestClient(app);
+    const token = await accessToken(app, owner, { scopes: ['runs:read'], clientId });
     const res = await call(app, 'GET', '/api/v1/me', { headers: { authorization: `Bearer ${token}` } });
     expect(res.status).toBe(200);
-    expect(res.body.credential).toEqual({ type: 'bearer', scopes: ['runs:read'], clientId: 'client_test' });
+    expect(res.body.credential).toEqual({ type: 'bearer', scopes: ['runs:read'], clientId });
     expect(res.body.tenant.id).toBe(owner.tenantId);
   });
 });

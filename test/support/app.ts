@@ -1,6 +1,6 @@
 // A real app on a real database of its own, for one test file.
 import { randomBytes } from 'node:crypto';
-import { buildApp, type App } from '../../src/app';
+import { buildApp, type App, type AppDeps } from '../../src/app';
 import type { Config } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { createTestDatabase, provider, type TestDatabase } from './databases';
@@ -18,6 +18,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     secretKey: randomBytes(32),
     migrateOnStart: false,
     trustProxy: false,
+    signupOpen: false,
+    bootstrapOwner: null,
     ...overrides,
   };
 }
@@ -28,9 +30,9 @@ export interface TestApp extends App {
   close(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, { policies }: Pick<AppDeps, 'policies'> = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
-  const built = await buildApp({ config, db: database.db, logger: createLogger('silent') });
+  const built = await buildApp({ config, db: database.db, logger: createLogger('silent'), policies });
   return { ...built, database, config, close: () => database.drop() };
 }

@@ -1,11 +1,12 @@
 // Owners, tenants, sessions and access tokens for tests, made through the real session service and
 // stored in the authorization server's record format.
-import { randomBytes } from 'node:crypto';
 import { sign } from 'cookie-signature';
-import { ACCESS_TOKEN_TYPE, type AccessTokenRecord } from '../../src/auth/bearer-verifier';
 import { SESSION_COOKIE } from '../../src/auth/session-service';
 import type { Db } from '../../src/db/client';
 import { newId } from '../../src/lib/ids';
+import { accountIdOf } from '../../src/oauth/accounts';
+import { prismaAdapterFactory } from '../../src/oauth/adapter';
+import { DEVICE_CODE_GRANT } from '../../src/oauth/registration-policy';
 import type { TestApp } from './app';
 
 export interface TestOwner {
@@ -30,35 +31,51 @@ export async function sessionCookie(app: TestApp, owner: TestOwner): Promise<str
   return `${SESSION_COOKIE}=${encodeURIComponent(`s:${sign(token, app.cookieSecret)}`)}`;
 }
 
+/** Registers a public device client straight in the authorization server's storage. */
+export async function registerTestClient(app: TestApp, name = 'Test client'): Promise<string> {
+  const clientId = newId('cli');
+  const Adapter = prismaAdapterFactory(app.database.db);
+  await new Adapter('Client').upsert(
+    clientId,
+    {
+      client_id: clientId,
+      client_name: name,
+      token_endpoint_auth_method: 'none',
+      grant_types: [DEVICE_CODE_GRANT, 'refresh_token'],
+      response_types: [],
+      redirect_uris: [],
+    },
+    0,
+  );
+  return clientId;
+}
+
+/**
+ * An access token issued by the real authorization server for the owner in their tenant, as the device
+ * flow would issue it (tests/api/oauth-device-flow.test.ts runs that flow itself). A negative
+ * `expiresIn` makes a token that has already expired.
+ */
 export async function accessToken(
   app: TestApp,
   owner: TestOwner,
-  { scopes = ['flows:read', 'flows:write', 'runs:read', 'runs:write'], resource, expiresIn = 3600 }: { scopes?: string[]; resource?: string; expiresIn?: number } = {},
+  { scopes = ['flows:read', 'flows:write', 'runs:read', 'runs:write'], resource, expiresIn = 3600, clientId }: { scopes?: string[]; resource?: string; expiresIn?: number; clientId?: string } = {},
 ): Promise<string> {
+  const { provider } = app;
   const { sessionVersion } = await app.database.db.owner.findUniqueOrThrow({ where: { id: owner.ownerId } });
-  const token = randomBytes(32).toString('base64url');
-  const now = Math.floor(Date.now() / 1000);
-  const record: AccessTokenRecord & Record<string, unknown> = {
-    jti: token,
-    kind: 'AccessToken',
-    accountId: owner.ownerId,
-    clientId: 'client_test',
-    scope: scopes.join(' '),
-    aud: resource ?? `${app.config.baseUrl.origin}/api/v1`,
-    iat: now,
-    exp: now + expiresIn,
-    extra: { tenantId: owner.tenantId, sessionVersion },
-  };
-  await app.database.db.oidcPayload.create({
-    data: {
-      type: ACCESS_TOKEN_TYPE,
-      id: token,
-      payload: record as object,
-      accountId: owner.ownerId,
-      tenantId: owner.tenantId,
-      grantId: newId('grt'),
-      expiresAt: new Date(record.exp * 1000),
-    },
-  });
-  return token;
+  const accountId = accountIdOf({ ownerId: owner.ownerId, tenantId: owner.tenantId, sessionVersion });
+  const client = await provider.Client.find(clientId ?? (await registerTestClient(app)));
+  if (!client) throw new Error('the test client was not stored');
+  const audience = resource ?? `${app.config.baseUrl.origin}/api/v1`;
+  const grant = new provider.Grant({ accountId, clientId: client.clientId });
+  grant.addResourceScope(audience, scopes.join(' '));
+  const grantId = await grant.save();
+  const token = new provider.AccessToken({ accountId, client, grantId, scope: scopes.join(' '), gty: 'device_code', expiresIn: Math.max(expiresIn, 1) });
+  token.setAudience(audience);
+  const value = await token.save();
+  if (expiresIn <= 0) {
+    const row = await app.database.db.oidcPayload.findUniqueOrThrow({ where: { type_id: { type: 'AccessToken', id: value } } });
+    const payload = { ...(row.payload as object), exp: Math.floor(Date.now() / 1000) + expiresIn };
+    await app.database.db.oidcPayload.update({ where: { type_id: { type: 'AccessToken', id: value } }, data: { payload } });
+  }
+  return value;
 }

@@ -1,0 +1,21 @@
+// Opens the configured database, first applying pending migrations unless FLOWS_MIGRATE_ON_START=false.
+import type { Config } from '../config';
+import type { Logger } from '../lib/logger';
+import { createDb, type Db } from './client';
+import { migrateDatabase, pendingMigrations } from './migrate';
+
+export async function openDatabase(config: Config, logger: Logger): Promise<Db> {
+  const db = await createDb(config.databaseUrl);
+  const pending = await pendingMigrations(db, config.databaseProvider);
+  if (pending.length === 0) return db;
+  if (!config.migrateOnStart) {
+    logger.warn({ pending }, 'the database lacks migrations; run npm run migrate');
+    return db;
+  }
+  // The migration engine needs the database to itself (SQLite allows one writer).
+  await db.$disconnect();
+  logger.info({ provider: config.databaseProvider, pending }, 'applying database migrations');
+  await migrateDatabase(config.databaseUrl);
+  return createDb(config.databaseUrl);
+}
+

@@ -1,0 +1,191 @@
+// Rate limits and RFC 8628 polling intervals, as fixed windows counted by rate-limiter-flexible. On the
+// embedded SQLite default one process serves, so the counters live in its memory; on PostgreSQL they live
+// in the RateLimit table, so that every instance behind a load balancer spends the same budget.
+import { createHash } from 'node:crypto';
+import type { Request, RequestHandler } from 'express';
+import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import type { DatabaseProvider } from '../config';
+import type { Db } from '../db/client';
+import { RateLimited } from '../lib/errors';
+import type { Logger } from '../lib/logger';
+
+export interface Policy {
+  points: number;
+  durationSeconds: number;
+}
+
+/** Default policies; tests pass smaller ones. */
+export const DEFAULT_POLICIES: {
+  /** Per token or per IP on /api/v1. */
+  api: Policy;
+  /** Per IP for calls without credentials. */
+  apiAnonymous: Policy;
+  /** Failed sign-ins per account (email, lower-cased). */
+  signInAccount: Policy;
+  /** Failed sign-ins per IP. */
+  signInIp: Policy;
+  /** OAuth dynamic client registrations per IP. */
+  registration: Policy;
+  /** Device authorization requests per IP. */
+  deviceAuthorization: Policy;
+} = {
+  api: { points: 600, durationSeconds: 60 },
+  apiAnonymous: { points: 120, durationSeconds: 60 },
+  signInAccount: { points: 5, durationSeconds: 15 * 60 },
+  signInIp: { points: 50, durationSeconds: 15 * 60 },
+  registration: { points: 20, durationSeconds: 60 * 60 },
+  deviceAuthorization: { points: 30, durationSeconds: 10 * 60 },
+};
+export type PolicyName = keyof typeof DEFAULT_POLICIES;
+
+export interface Decision {
+  allowed: boolean;
+  limit: number;
+  remaining: number;
+  resetSeconds: number;
+}
+
+export interface RateLimits {
+  /** Counts one point for key under the policy; never throws for a refused request (allowed: false). */
+  consume(policy: PolicyName, key: string): Promise<Decision>;
+  /** Reads without counting (e.g. sign-in checks whether an account is locked before verifying the password). */
+  peek(policy: PolicyName, key: string): Promise<Decision>;
+  /** Forgets a key (e.g. a successful sign-in clears the account's failures). */
+  reset(policy: PolicyName, key: string): Promise<void>;
+  /** RFC 8628 polling: 'slow_down' when the device code is polled sooner than its interval since the last poll; each slow_down adds 5 s to that code's interval for the rest of its life (max 10 min). */
+  poll(deviceCode: string, intervalSeconds: number): Promise<'ok' | 'slow_down'>;
+}
+
+export interface RateLimitsOptions {
+  db: Db;
+  provider: DatabaseProvider;
+  policies?: Partial<Record<PolicyName, Policy>>;
+  /** Receives a warning when the store fails (never the key). */
+  logger?: Logger;
+}
+
+/** RFC 8628 section 3.5. */
+const SLOW_DOWN_SECONDS = 5;
+/** A device code lives 10 minutes, so its polling state need not outlive that. */
+const DEVICE_CODE_SECONDS = 10 * 60;
+
+const POLICY_NAMES = Object.keys(DEFAULT_POLICIES) as PolicyName[];
+
+function resolvePolicies(overrides: Partial<Record<PolicyName, Policy>>): Record<PolicyName, Policy> {
+  const resolved = {} as Record<PolicyName, Policy>;
+  for (const name of POLICY_NAMES) {
+    const { points, durationSeconds } = overrides[name] ?? DEFAULT_POLICIES[name];
+    if (!Number.isInteger(points) || points < 1 || !Number.isFinite(durationSeconds) || durationSeconds <= 0) {
+      throw new Error(`Rate limit policy ${name}: points must be a positive integer and durationSeconds a positive number.`);
+    }
+    resolved[name] = { points, durationSeconds };
+  }
+  return resolved;
+}
+
+/** Limiters on one store, keys prefixed `<prefix>:`, so policies never share a counter. */
+function limiterFactory(db: Db, provider: DatabaseProvider) {
+  // The library's sweep of expired rows ignores the prefix, so one limiter's (unref'd) timer serves all.
+  let sweeps = true;
+  return (keyPrefix: string, { points, durationSeconds }: Policy): RateLimiterAbstract => {
+    const opts = { keyPrefix, points, duration: durationSeconds };
+    if (provider === 'sqlite') return new RateLimiterMemory(opts);
+    const limiter = new RateLimiterPrisma({ ...opts, storeClient: db, tableName: 'rateLimit', clearExpiredByTimeout: sweeps });
+    sweeps = false;
+    return limiter;
+  };
+}
+
+/** A counter that has expired (or never existed) reads as null. Every window here has a duration, so ≤ 0 ms left means expired. */
+const live = (res: RateLimiterRes | null) => (res && res.msBeforeNext > 0 ? res : null);
+
+function decision({ points }: Policy, res: RateLimiterRes | null, allowed: boolean): Decision {
+  if (!res) return { allowed, limit: points, remaining: points, resetSeconds: 0 };
+  return { allowed, limit: points, remaining: Math.max(points - res.consumedPoints, 0), resetSeconds: Math.ceil(res.msBeforeNext / 1000) };
+}
+
+/** The library rejects with a RateLimiterRes when the points are spent, and with an Error when the store fails. */
+async function counted<T>(operation: Promise<RateLimiterRes>, spent: (res: RateLimiterRes) => T, ok: (res: RateLimiterRes) => T): Promise<T> {
+  try {
+    return ok(await operation);
+  } catch (err) {
+    if (err instanceof RateLimiterRes) return spent(err);
+    throw err;
+  }
+}
+
+/** Device codes are credentials: the store keeps only their hash. */
+const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
+
+export function createRateLimits({ db, provider, policies = {}, logger }: RateLimitsOptions): RateLimits {
+  const resolved = resolvePolicies(policies);
+  const limiterFor = limiterFactory(db, provider);
+  const limiters = Object.fromEntries(POLICY_NAMES.map((name) => [name, limiterFor(name, resolved[name])])) as Record<PolicyName, RateLimiterAbstract>;
+  // One point per interval (each poll sets its own window), and the count of slow_downs a code has earned.
+  const pollWindows = limiterFor('devicePoll', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
+  const slowDowns = limiterFor('deviceSlowDown', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
+
+  // Fail open: a limiter whose store is down must not turn sign-in or the API into 500s; a database outage
+  // shows on its own in the request's next query (a 503). Only the error's name and code are logged, since a
+  // Prisma message can quote the query and with it the key.
+  async function failingOpen<T>(operation: string, fallback: T, run: () => Promise<T>): Promise<T> {
+    try {
+      return await run();
+    } catch (err) {
+      const { name, code } = (err ?? {}) as { name?: string; code?: string };
+      logger?.warn({ operation, error: { name, code } }, 'rate limit store failed; allowing the request');
+      return fallback;
+    }
+  }
+
+  return {
+    consume: (policy, key) =>
+      failingOpen(`consume ${policy}`, decision(resolved[policy], null, true), () =>
+        counted(
+          limiters[policy].consume(key),
+          (res) => decision(resolved[policy], res, false),
+          (res) => decision(resolved[policy], res, true),
+        ),
+      ),
+
+    peek: (policy, key) =>
+      failingOpen(`peek ${policy}`, decision(resolved[policy], null, true), async () => {
+        const res = live(await limiters[policy].get(key));
+        return decision(resolved[policy], res, !res || res.consumedPoints < resolved[policy].points);
+      }),
+
+    reset: (policy, key) =>
+      failingOpen(`reset ${policy}`, undefined, async () => {
+        await limiters[policy].delete(key);
+      }),
+
+    poll: (deviceCode, intervalSeconds) =>
+      failingOpen<'ok' | 'slow_down'>('poll', 'ok', async () => {
+        const key = digest(deviceCode);
+        const earned = live(await slowDowns.get(key))?.consumedPoints ?? 0;
+        const interval = Math.min(Math.max(intervalSeconds, 1) + SLOW_DOWN_SECONDS * earned, DEVICE_CODE_SECONDS);
+        const onTime = await counted(pollWindows.consume(key, 1, { customDuration: interval }), () => false, () => true);
+        if (onTime) return 'ok';
+        await slowDowns.penalty(key, 1);
+        // The next poll is timed from this one, against the longer interval.
+        await pollWindows.set(key, 1, Math.min(interval + SLOW_DOWN_SECONDS, DEVICE_CODE_SECONDS));
+        return 'slow_down';
+      }),
+  };
+}
+
+/**
+ * Counts one point under `policy` for keyOf(req) (no key, no count) and announces the budget in the
+ * draft-ietf-httpapi-ratelimit-headers fields; a refused request goes to the error handler as a 429.
+ */
+export function rateLimit(limits: RateLimits, policy: PolicyName, keyOf: (req: Request) => string | null): RequestHandler {
+  return async (req, res, next) => {
+    const key = keyOf(req);
+    if (key === null) return next();
+    const { allowed, limit, remaining, resetSeconds } = await limits.consume(policy, key);
+    res.setHeader('RateLimit-Limit', String(limit));
+    res.setHeader('RateLimit-Remaining', String(remaining));
+    res.setHeader('RateLimit-Reset', String(resetSeconds));
+    next(allowed ? undefined : new RateLimited(resetSeconds));
+  };
+}

@@ -1,0 +1,76 @@
+// Storage of the authorization server's records (clients, grants, codes, tokens, sessions,
+// interactions) in the OidcPayload table, so that every instance shares them.
+import { createHash } from 'node:crypto';
+import type { Adapter, AdapterPayload } from 'oidc-provider';
+import type { Db } from '../db/client';
+import { parseAccountId } from './accounts';
+
+/**
+ * Records stay readable this long past their expiry: the provider checks expiry itself, and an expired
+ * device code must still be found for polling to answer `expired_token` rather than `invalid_grant`.
+ */
+export const EXPIRED_GRACE_MS = 60 * 60 * 1000;
+
+/** The id an owner sees for an access token; derived from the token value, which is never shown. */
+export const accessTokenHandle = (token: string) => `at_${createHash('sha256').update(token).digest('base64url').slice(0, 24)}`;
+
+export function prismaAdapterFactory(db: Db, now = () => Date.now()) {
+  return class PrismaAdapter implements Adapter {
+    constructor(private readonly type: string) {}
+
+    async upsert(id: string, payload: AdapterPayload, expiresIn: number): Promise<void> {
+      const account = parseAccountId(payload.accountId);
+      const columns = {
+        payload: payload as object,
+        grantId: this.type === 'Grant' ? id : (payload.grantId ?? null),
+        userCode: payload.userCode ?? null,
+        uid: payload.uid ?? null,
+        accountId: account?.ownerId ?? null,
+        tenantId: account?.tenantId ?? null,
+        expiresAt: expiresIn ? new Date(now() + expiresIn * 1000) : null,
+      };
+      await db.oidcPayload.upsert({
+        where: { type_id: { type: this.type, id } },
+        create: { type: this.type, id, ...columns, handle: this.type === 'AccessToken' ? accessTokenHandle(id) : null },
+        update: columns,
+      });
+    }
+
+    find(id: string) {
+      return this.findOne({ type: this.type, id });
+    }
+
+    findByUserCode(userCode: string) {
+      return this.findOne({ type: this.type, userCode });
+    }
+
+    findByUid(uid: string) {
+      return this.findOne({ type: this.type, uid });
+    }
+
+    async consume(id: string): Promise<void> {
+      const consumedAt = new Date(now());
+      const row = await db.oidcPayload.findUnique({ where: { type_id: { type: this.type, id } }, select: { payload: true } });
+      if (!row) return;
+      const payload = { ...(row.payload as object), consumed: Math.floor(consumedAt.getTime() / 1000) };
+      await db.oidcPayload.updateMany({ where: { type: this.type, id }, data: { consumedAt, payload } });
+    }
+
+    async destroy(id: string): Promise<void> {
+      await db.oidcPayload.deleteMany({ where: { type: this.type, id } });
+    }
+
+    /** The provider calls this once per kind of record; the grant itself goes through destroy(). */
+    async revokeByGrantId(grantId: string): Promise<void> {
+      await db.oidcPayload.deleteMany({ where: { type: this.type, grantId } });
+    }
+
+    private async findOne(where: { type: string; id?: string; userCode?: string; uid?: string }): Promise<AdapterPayload | undefined> {
+      const row = await db.oidcPayload.findFirst({
+        where: { ...where, OR: [{ expiresAt: null }, { expiresAt: { gt: new Date(now() - EXPIRED_GRACE_MS) } }] },
+        select: { payload: true },
+      });
+      return (row?.payload as AdapterPayload | undefined) ?? undefined;
+    }
+  };
+}

@@ -1,0 +1,77 @@
+// The pages the authorization server renders itself: entering a user code at /device, confirming a
+// device (Approve / Deny), success, and OAuth errors shown in the browser.
+import type { KoaContextWithOIDC } from 'oidc-provider';
+import type { Request } from 'express';
+import { html, page, raw, scopeList, type Html } from '../pages/html';
+
+/** Set on the request by the /device gate (pages/device-gate.ts), which has already checked the session. */
+export interface DeviceViewer {
+  email: string;
+  tenantName: string;
+}
+
+const viewerOf = (ctx: KoaContextWithOIDC) => (ctx.req as Request & { deviceViewer?: DeviceViewer }).deviceViewer;
+const xsrfOf = (form: string) => /name="xsrf" value="([^"]+)"/.exec(form)?.[1] ?? '';
+const respond = (ctx: KoaContextWithOIDC, title: string, body: Html) => {
+  ctx.type = 'html';
+  ctx.body = page(title, body);
+};
+
+export async function deviceInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { name?: string; userCode?: string }) {
+  const message = !err
+    ? null
+    : err.userCode || err.name === 'NoCodeError'
+      ? 'That code is not valid or has expired. Check the code on your device and try again.'
+      : err.name === 'AbortedError'
+        ? 'The request was denied.'
+        : 'The request could not be completed. Start again on your device.';
+  respond(
+    ctx,
+    'Connect a device',
+    html`<h1>Connect a device</h1>
+<p>Enter the code your device or command-line tool shows.</p>
+${message ? html`<p class="error" role="alert">${message}</p>` : null}
+<form method="post" action="${ctx.oidc.urlFor('code_verification')}">
+<input type="hidden" name="xsrf" value="${xsrfOf(form)}">
+<label for="user_code">Code</label>
+<input type="text" id="user_code" name="user_code" autocomplete="off" autocapitalize="characters" required autofocus>
+<button type="submit">Continue</button>
+</form>`,
+  );
+}
+
+export async function deviceConfirmPage(ctx: KoaContextWithOIDC, form: string, client: { clientName?: string; clientId: string }, _info: unknown, userCode: string) {
+  const asked = (ctx.oidc.entities.DeviceCode as { params?: { scope?: string } } | undefined)?.params?.scope;
+  const scopes = String(asked ?? '')
+    .split(' ')
+    .filter((s) => s && s !== 'offline_access');
+  const viewer = viewerOf(ctx);
+  respond(
+    ctx,
+    'Approve a device',
+    html`<h1>Approve a device</h1>
+<p><strong>${client.clientName ?? client.clientId}</strong> asks to act for you${viewer ? html` (${viewer.email}) in the tenant <strong>${viewer.tenantName}</strong>` : null}.</p>
+<p>Check that your device shows this code: <code>${userCode}</code></p>
+<p>It asks for:</p>
+${scopes.length ? scopeList(scopes) : html`<p>no scopes (it can only tell who you are)</p>`}
+<p>Deny if you did not start this, or the code differs.</p>
+${raw(form)}
+<button type="submit" form="op.deviceConfirmForm">Approve</button>
+<button type="submit" form="op.deviceConfirmForm" name="abort" value="yes" class="secondary">Deny</button>`,
+  );
+}
+
+export async function deviceSuccessPage(ctx: KoaContextWithOIDC) {
+  const name = ctx.oidc.client?.clientName ?? 'The device';
+  respond(ctx, 'Device approved', html`<h1>Device approved</h1><p>${name} is now connected. You can close this page.</p>`);
+}
+
+export async function oauthErrorPage(ctx: KoaContextWithOIDC, out: { error?: string; error_description?: string }) {
+  respond(
+    ctx,
+    'Sign-in failed',
+    html`<h1>Something went wrong</h1>
+<p class="error" role="alert">${out.error_description ?? out.error ?? 'The request could not be completed.'}</p>
+<p>Start again from the application that sent you here.</p>`,
+  );
+}

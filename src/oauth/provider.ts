@@ -1,0 +1,154 @@
+// The OAuth 2 authorization server (node-oidc-provider): dynamic client registration, the device flow,
+// authorization code with PKCE S256, rotating refresh tokens, revocation and introspection. Access tokens
+// are opaque, bound to one resource (the API or the MCP endpoint) and to one owner in one tenant.
+import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { SCOPES } from '../auth/principal';
+import type { Db } from '../db/client';
+import type { RateLimits } from '../http/rate-limit';
+import { newId } from '../lib/ids';
+import { deriveKey, signingJwk } from '../lib/keys';
+import { isCurrent, parseAccountId } from './accounts';
+import { prismaAdapterFactory } from './adapter';
+import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, oauthErrorPage } from './device-pages';
+import { checkRegistration, DEVICE_CODE_GRANT } from './registration-policy';
+
+export const ROUTES = {
+  registration: '/oauth/register',
+  device_authorization: '/oauth/device_authorization',
+  token: '/oauth/token',
+  revocation: '/oauth/revoke',
+  introspection: '/oauth/introspect',
+  authorization: '/oauth/auth',
+  jwks: '/oauth/jwks',
+  code_verification: '/device',
+  userinfo: '/oauth/userinfo',
+  end_session: '/oauth/logout',
+};
+
+const HOUR = 60 * 60;
+const DAY = 24 * HOUR;
+export const ACCESS_TOKEN_TTL = HOUR;
+export const REFRESH_TOKEN_LIFETIME = 30 * DAY;
+export const DEVICE_CODE_TTL = 10 * 60;
+export const POLLING_INTERVAL = 5;
+
+export interface Resources {
+  api: string;
+  mcp: string;
+}
+
+export const resourcesOf = (baseUrl: URL): Resources => ({ api: `${baseUrl.origin}/api/v1`, mcp: `${baseUrl.origin}/mcp` });
+
+export interface ProviderDeps {
+  baseUrl: URL;
+  secretKey: Buffer;
+  db: Db;
+  limits: RateLimits;
+  /** Behind a TLS-terminating proxy: take the client address and protocol from X-Forwarded-*. */
+  trustProxy: boolean;
+}
+
+export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: ProviderDeps): Provider {
+  const resources = resourcesOf(baseUrl);
+  const epoch = () => Math.floor(Date.now() / 1000);
+
+  const configuration: Configuration = {
+    adapter: prismaAdapterFactory(db),
+    clients: [],
+    jwks: { keys: [signingJwk(secretKey)] },
+    cookies: { keys: [deriveKey(secretKey, 'oauth cookies').toString('base64url')] },
+    routes: ROUTES,
+    scopes: [...SCOPES, 'offline_access'],
+    claims: { openid: ['sub'] },
+    responseTypes: ['code'],
+    pkce: { required: () => true },
+    clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code'], response_types: ['code'] },
+    enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
+    features: {
+      devInteractions: { enabled: false },
+      registration: { enabled: true, idFactory: () => newId('cli') },
+      revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => client.clientId === token.clientId },
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => client.clientId === token.clientId },
+      userinfo: { enabled: false },
+      deviceFlow: {
+        enabled: true,
+        charset: 'base-20',
+        mask: '****-****',
+        userCodeInputSource: deviceInputPage,
+        userCodeConfirmSource: deviceConfirmPage,
+        successSource: deviceSuccessPage,
+      },
+      resourceIndicators: {
+        enabled: true,
+        defaultResource: () => resources.api,
+        useGrantedResource: () => true,
+        getResourceServerInfo: (_ctx, resource) => {
+          if (resource !== resources.api && resource !== resources.mcp) throw new errors.InvalidTarget();
+          return { scope: SCOPES.join(' '), accessTokenFormat: 'opaque', accessTokenTTL: ACCESS_TOKEN_TTL };
+        },
+      },
+    },
+    extraClientMetadata: {
+      properties: ['software_id'],
+      validator: (_ctx, key, _value, metadata) => {
+        if (key !== 'software_id') return;
+        const problem = checkRegistration(metadata);
+        if (problem) throw new errors.InvalidClientMetadata(problem);
+      },
+    },
+    // Every exchange (code, device code, refresh) lands here: the account must still hold.
+    findAccount: async (_ctx, sub) => {
+      const account = parseAccountId(sub);
+      if (!account || !(await isCurrent(db, account))) return undefined;
+      return { accountId: sub, claims: () => ({ sub }) };
+    },
+    // Only the grant made in this very interaction counts: consent is asked every time, so that a grant is
+    // always made for the tenant the owner is signed in to now.
+    loadExistingGrant: async (ctx) => {
+      const grantId = ctx.oidc.result?.consent?.grantId;
+      return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
+    },
+    issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    rotateRefreshToken: true,
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+    ttl: {
+      AccessToken: ACCESS_TOKEN_TTL,
+      AuthorizationCode: 60,
+      DeviceCode: DEVICE_CODE_TTL,
+      Grant: REFRESH_TOKEN_LIFETIME,
+      IdToken: HOUR,
+      Interaction: HOUR,
+      Session: DAY,
+      // A rotated refresh token inherits what is left of the first one's 30 days.
+      RefreshToken: (_ctx, token) => Math.max(1, REFRESH_TOKEN_LIFETIME - (epoch() - (token.iiat ?? epoch()))),
+    },
+    renderError: oauthErrorPage,
+  };
+
+  const provider = new Provider(baseUrl.origin, configuration);
+  provider.proxy = trustProxy;
+  provider.use(devicePolling(limits));
+  return provider;
+}
+
+/**
+ * RFC 8628 details the library leaves out: the device authorization answer carries `interval`, and a
+ * client polling sooner than its interval gets `slow_down` (its interval then grows by 5 seconds).
+ */
+function devicePolling(limits: RateLimits) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    const route = ctx.oidc?.route;
+    if (route === 'device_authorization' && ctx.status === 200 && ctx.body && typeof ctx.body === 'object') {
+      (ctx.body as Record<string, unknown>).interval = POLLING_INTERVAL;
+      return;
+    }
+    const params = ctx.oidc?.params as Record<string, unknown> | undefined;
+    if (route !== 'token' || params?.grant_type !== DEVICE_CODE_GRANT || typeof params.device_code !== 'string') return;
+    const verdict = await limits.poll(params.device_code, POLLING_INTERVAL);
+    const body = ctx.body as { error?: string } | undefined;
+    if (verdict === 'slow_down' && body?.error === 'authorization_pending') {
+      ctx.body = { error: 'slow_down', error_description: 'you are polling too quickly; wait the interval, now 5 seconds longer' };
+    }
+  };
+}

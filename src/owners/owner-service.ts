@@ -1,0 +1,79 @@
+// Owners and their tenants: creation (CLI, bootstrap, open sign-up), sign-in, sign-out everywhere.
+import type { Db } from '../db/client';
+import { ValidationFailed } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords';
+
+export interface TenantRef {
+  id: string;
+  name: string;
+}
+
+const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
+export const normaliseEmail = (email: string) => email.trim().toLowerCase();
+
+function checkEmail(email: string): string {
+  const normalised = normaliseEmail(email);
+  if (!EMAIL.test(normalised) || normalised.length > 254) throw new ValidationFailed('The email address is not valid.');
+  return normalised;
+}
+
+function checkTenantName(name: string): string {
+  const trimmed = name.trim();
+  if (trimmed.length < 1 || trimmed.length > 120) throw new ValidationFailed('The tenant name must have 1 to 120 characters.');
+  return trimmed;
+}
+
+export function createOwnerService({ db }: { db: Db }) {
+  async function newTenantFor(ownerId: string, tenantName: string): Promise<TenantRef> {
+    const tenant = await db.tenant.create({ data: { id: newId('ten'), name: checkTenantName(tenantName) }, select: { id: true, name: true } });
+    await db.membership.create({ data: { id: newId('mem'), tenantId: tenant.id, ownerId } });
+    return tenant;
+  }
+
+  return {
+    countOwners: () => db.owner.count(),
+
+    /**
+     * Creates the owner with a tenant of their own; for an existing owner, adds a new tenant and leaves
+     * the password as it is.
+     */
+    async createOwner(input: { email: string; password: string; tenantName?: string }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
+      const email = checkEmail(input.email);
+      const existing = await db.owner.findUnique({ where: { email }, select: { id: true } });
+      if (existing) return { ownerId: existing.id, tenant: await newTenantFor(existing.id, input.tenantName ?? email), created: false };
+      const problem = passwordProblem(input.password);
+      if (problem) throw new ValidationFailed(problem);
+      const owner = await db.owner.create({ data: { id: newId('own'), email, passwordHash: await hashPassword(input.password) }, select: { id: true } });
+      return { ownerId: owner.id, tenant: await newTenantFor(owner.id, input.tenantName ?? email.split('@')[0]), created: true };
+    },
+
+    /** The owner id for matching credentials, else null; costs one password verification either way. */
+    async authenticate(email: string, password: string): Promise<string | null> {
+      const owner = await db.owner.findUnique({ where: { email: normaliseEmail(email) }, select: { id: true, passwordHash: true } });
+      const matches = await verifyPassword(password, owner?.passwordHash ?? (await decoyHash()));
+      return owner?.passwordHash && matches ? owner.id : null;
+    },
+
+    async tenantsOf(ownerId: string): Promise<TenantRef[]> {
+      const memberships = await db.membership.findMany({
+        where: { ownerId },
+        orderBy: { createdAt: 'asc' },
+        select: { tenant: { select: { id: true, name: true } } },
+      });
+      return memberships.map((m) => m.tenant);
+    },
+
+    async emailOf(ownerId: string): Promise<string> {
+      return (await db.owner.findUniqueOrThrow({ where: { id: ownerId }, select: { email: true } })).email;
+    },
+
+    /** Ends every session and invalidates every token and grant of the owner at once. */
+    async signOutEverywhere(ownerId: string): Promise<void> {
+      await db.owner.update({ where: { id: ownerId }, data: { sessionVersion: { increment: 1 } } });
+      await db.session.deleteMany({ where: { ownerId } });
+    },
+  };
+}
+
+export type OwnerService = ReturnType<typeof createOwnerService>;

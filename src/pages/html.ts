@@ -1,0 +1,71 @@
+// Server-rendered pages: one layout, inline styles only (no external assets), text always escaped.
+
+const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
+
+/** A fragment of trusted markup; everything else interpolated through `html` is escaped. */
+export class Html {
+  constructor(readonly value: string) {}
+  toString() {
+    return this.value;
+  }
+}
+
+export const escapeHtml = (text: string) => text.replace(/[&<>"']/g, (c) => ENTITIES[c]);
+export const raw = (markup: string) => new Html(markup);
+
+type Part = string | number | Html | null | undefined | false | Part[];
+
+function render(part: Part): string {
+  if (part === null || part === undefined || part === false) return '';
+  if (Array.isArray(part)) return part.map(render).join('');
+  if (part instanceof Html) return part.value;
+  return escapeHtml(String(part));
+}
+
+export function html(strings: TemplateStringsArray, ...parts: Part[]): Html {
+  return new Html(strings.reduce((out, s, i) => out + s + (i < parts.length ? render(parts[i]) : ''), ''));
+}
+
+const STYLE = `
+body{font:16px/1.5 system-ui,sans-serif;margin:0;background:#f5f5f7;color:#1d1d1f}
+main{max-width:34rem;margin:3rem auto;padding:2rem;background:#fff;border-radius:8px;box-shadow:0 1px 3px rgba(0,0,0,.15)}
+main.wide{max-width:60rem}
+h1{font-size:1.5rem;margin-top:0}
+label{display:block;margin:1rem 0 .25rem;font-weight:600}
+input[type=email],input[type=password],input[type=text]{width:100%;box-sizing:border-box;padding:.5rem;font:inherit;border:1px solid #888;border-radius:4px}
+button{font:inherit;padding:.5rem 1rem;margin:1rem .5rem 0 0;border-radius:4px;border:1px solid #0058b0;background:#0066cc;color:#fff;cursor:pointer}
+button.secondary{background:#fff;color:#0058b0}
+.error{color:#b00020;font-weight:600}
+code{font-size:1.25rem;letter-spacing:.1em}
+table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #ddd;vertical-align:top}
+td form{display:inline}td button{margin:0}
+nav{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}nav form{display:inline}
+`;
+
+export function page(title: string, body: Html, { wide = false } = {}): string {
+  return `<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Flows</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main${wide ? ' class="wide"' : ''}>
+${body.value}
+</main>
+</body>
+</html>`;
+}
+
+export const SCOPE_DESCRIPTIONS: Record<string, string> = {
+  'flows:read': 'Read jobs, execution targets, connections, integrations and trigger availability',
+  'flows:write': 'Create, change, enable, disable and delete jobs; test conditions and templates',
+  'runs:read': 'Read runs and webhook activity',
+  'runs:write': 'Invoke jobs and stop runs',
+};
+
+export function scopeList(scopes: string[]): Html {
+  return html`<ul>${scopes.map((s) => html`<li><strong>${s}</strong> — ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`)}</ul>`;
+}

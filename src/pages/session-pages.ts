@@ -1,0 +1,148 @@
+// Owner sign-in and sign-out pages: /login, /signup (when open), /logout, sign-out everywhere and the
+// tenant switch. Forms post same-origin only; failures are rate limited per account and per IP.
+import { createHash } from 'node:crypto';
+import express, { type Request, type Response, Router } from 'express';
+import type { Principal } from '../auth/principal';
+import { SESSION_COOKIE, sessionCookieOptions, type SessionService } from '../auth/session-service';
+import type { RateLimits } from '../http/rate-limit';
+import { isSameOrigin } from '../http/security';
+import { AppError, CrossSiteRequest, RateLimited } from '../lib/errors';
+import { normaliseEmail, type OwnerService } from '../owners/owner-service';
+import { html, page } from './html';
+
+export interface PageDeps {
+  baseUrl: URL;
+  sessions: SessionService;
+  owners: OwnerService;
+  limits: RateLimits;
+  signupOpen: boolean;
+}
+
+export interface SignedIn {
+  token: string;
+  principal: Principal;
+}
+
+export async function signedIn(req: Request, sessions: SessionService): Promise<SignedIn | null> {
+  const token = req.signedCookies?.[SESSION_COOKIE];
+  if (typeof token !== 'string') return null;
+  const principal = await sessions.authenticate(token);
+  return principal ? { token, principal } : null;
+}
+
+/** Only local paths: `/console`, never `//evil.example` or `https://…`. */
+export function safeNext(next: unknown): string {
+  return typeof next === 'string' && /^\/(?![/\\])/.test(next) ? next : '/console';
+}
+
+export const loginUrl = (next: string) => `/login?next=${encodeURIComponent(next)}`;
+
+export function sameOriginForms(baseUrl: URL) {
+  return (req: Request, _res: Response, next: (err?: unknown) => void) => next(isSameOrigin(req, baseUrl) ? undefined : new CrossSiteRequest());
+}
+
+/** Failed sign-ins are counted per account under a hash, so the counters keep no addresses. */
+const accountKey = (email: string) => createHash('sha256').update(email).digest('base64url');
+
+const GENERIC_FAILURE = 'The email or password is not correct.';
+
+function credentialsForm(action: 'login' | 'signup', next: string, { email = '', error = '' } = {}) {
+  const signup = action === 'signup';
+  return html`<h1>${signup ? 'Create your account' : 'Sign in to Flows'}</h1>
+${error ? html`<p class="error" role="alert">${error}</p>` : null}
+<form method="post" action="/${action}?next=${encodeURIComponent(next)}">
+<label for="email">Email</label>
+<input type="email" id="email" name="email" value="${email}" autocomplete="email" required autofocus>
+<label for="password">Password</label>
+<input type="password" id="password" name="password" autocomplete="${signup ? 'new-password' : 'current-password'}" required>
+<button type="submit">${signup ? 'Create account' : 'Sign in'}</button>
+</form>`;
+}
+
+export function sessionPages(deps: PageDeps): Router {
+  const router = Router();
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+  const sameOrigin = sameOriginForms(deps.baseUrl);
+
+  async function startSession(res: Response, ownerId: string, next: string) {
+    const [tenant] = await deps.owners.tenantsOf(ownerId);
+    if (!tenant) throw new AppError(403, 'no_tenant', 'This account belongs to no tenant; ask an administrator to add it to one.');
+    const { token, expiresAt } = await deps.sessions.create(ownerId, tenant.id);
+    res.cookie(SESSION_COOKIE, token, sessionCookieOptions(deps.baseUrl, expiresAt));
+    res.redirect(303, next);
+  }
+
+  function refuse(res: Response, status: number, next: string, email: string, error: string) {
+    res.status(status).type('html').send(page('Sign in', credentialsForm('login', next, { email, error })));
+  }
+
+  router.get('/login', (req, res) => {
+    res.type('html').send(page('Sign in', credentialsForm('login', safeNext(req.query.next))));
+  });
+
+  router.post('/login', sameOrigin, form, async (req, res) => {
+    const next = safeNext(req.query.next);
+    const email = normaliseEmail(String(req.body?.email ?? ''));
+    const password = String(req.body?.password ?? '');
+    const [account, ip] = await Promise.all([deps.limits.peek('signInAccount', accountKey(email)), deps.limits.peek('signInIp', req.ip ?? '')]);
+    const blocked = [account, ip].find((d) => !d.allowed);
+    if (blocked) {
+      const wait = new RateLimited(blocked.resetSeconds);
+      res.setHeader('Retry-After', wait.headers['Retry-After']);
+      return refuse(res, 429, next, email, 'Too many failed attempts. Wait a few minutes, then try again.');
+    }
+    const ownerId = await deps.owners.authenticate(email, password);
+    if (!ownerId) {
+      await Promise.all([deps.limits.consume('signInAccount', accountKey(email)), deps.limits.consume('signInIp', req.ip ?? '')]);
+      return refuse(res, 401, next, email, GENERIC_FAILURE);
+    }
+    await deps.limits.reset('signInAccount', accountKey(email));
+    await startSession(res, ownerId, next);
+  });
+
+  router.get('/signup', (req, res) => {
+    if (!deps.signupOpen) return res.redirect(303, '/login');
+    res.type('html').send(page('Create your account', credentialsForm('signup', safeNext(req.query.next))));
+  });
+
+  router.post('/signup', sameOrigin, form, async (req, res) => {
+    if (!deps.signupOpen) return res.redirect(303, '/login');
+    const next = safeNext(req.query.next);
+    const email = String(req.body?.email ?? '');
+    const decision = await deps.limits.consume('signInIp', req.ip ?? '');
+    if (!decision.allowed) return refuse(res, 429, next, email, 'Too many attempts. Wait a few minutes, then try again.');
+    try {
+      const { ownerId, created } = await deps.owners.createOwner({ email, password: String(req.body?.password ?? '') });
+      // An existing account is not revealed, nor given a new tenant: the form only signs up new owners.
+      if (!created) return refuse(res, 400, next, email, 'This email cannot be used to create an account; sign in instead.');
+      await startSession(res, ownerId, next);
+    } catch (err) {
+      if (!(err instanceof AppError) || err.status !== 400) throw err;
+      res.status(400).type('html').send(page('Create your account', credentialsForm('signup', next, { email, error: err.message })));
+    }
+  });
+
+  router.post('/logout', sameOrigin, async (req, res) => {
+    const session = await signedIn(req, deps.sessions);
+    if (session) await deps.sessions.destroy(session.token);
+    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.redirect(303, '/login');
+  });
+
+  router.post('/logout/everywhere', sameOrigin, async (req, res) => {
+    const session = await signedIn(req, deps.sessions);
+    if (session) await deps.owners.signOutEverywhere(session.principal.ownerId);
+    res.clearCookie(SESSION_COOKIE, { path: '/' });
+    res.redirect(303, '/login');
+  });
+
+  router.post('/session/tenant', sameOrigin, form, async (req, res) => {
+    const session = await signedIn(req, deps.sessions);
+    if (!session) return res.redirect(303, loginUrl('/console'));
+    const switched = await deps.sessions.switchTenant(session.token, String(req.body?.tenantId ?? ''));
+    if (!switched) throw new AppError(404, 'not_found', 'You are not a member of that tenant.');
+    res.redirect(303, safeNext(req.body?.next));
+  });
+
+  return router;
+}

@@ -1,0 +1,51 @@
+// `npm run owner:create` against a real database: creation, a second tenant for an existing owner, and
+// the refusals, with passwords stored only as scrypt hashes.
+import { ownerCreate } from '../../src/cli/owner-create';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+import { createOwnerService } from '../../src/owners/owner-service';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase();
+});
+afterAll(() => database.drop());
+
+async function run(...args: string[]) {
+  const out: string[] = [];
+  const err: string[] = [];
+  const code = await ownerCreate(args, { DATABASE_URL: database.url, FLOWS_SECRET_KEY: 'a'.repeat(64), LOG_LEVEL: 'silent' }, { log: (l) => out.push(l), error: (l) => err.push(l) });
+  return { code, out: out.join('\n'), err: err.join('\n') };
+}
+
+it('creates an owner with a tenant; the password is stored hashed and signs in', async () => {
+  const res = await run('--email', 'Maria@Acme.example', '--password', 'correct horse battery', '--tenant', 'Acme');
+  expect(res).toMatchObject({ code: 0, err: '' });
+  expect(res.out).toContain('Created owner maria@acme.example with tenant "Acme"');
+  const owner = await database.db.owner.findUniqueOrThrow({ where: { email: 'maria@acme.example' }, include: { memberships: { include: { tenant: true } } } });
+  expect(owner.memberships.map((m) => m.tenant.name)).toEqual(['Acme']);
+  expect(owner.passwordHash).toMatch(/^scrypt\$32768\$8\$1\$/);
+  expect(owner.passwordHash).not.toContain('correct horse battery');
+  const owners = createOwnerService({ db: database.db });
+  expect(await owners.authenticate('maria@acme.example', 'correct horse battery')).toBe(owner.id);
+  expect(await owners.authenticate('maria@acme.example', 'wrong horse battery')).toBeNull();
+});
+
+it('adds an existing owner to a new tenant without changing the password', async () => {
+  const res = await run('--email', 'maria@acme.example', '--password', 'another password entirely', '--tenant', 'Globex');
+  expect(res.code).toBe(0);
+  expect(res.out).toContain('already exists (password unchanged); added tenant "Globex"');
+  const owners = createOwnerService({ db: database.db });
+  const ownerId = await owners.authenticate('maria@acme.example', 'correct horse battery');
+  expect((await owners.tenantsOf(ownerId!)).map((t) => t.name)).toEqual(['Acme', 'Globex']);
+});
+
+it.each([
+  [['--email', 'x@example.test'], 2, 'usage:'],
+  [['--email', 'x@example.test', '--password', 'short'], 1, 'at least 10 characters'],
+  [['--email', 'not-an-email', '--password', 'long enough password'], 1, 'email address is not valid'],
+  [['--email', 'x@example.test', '--password', 'long enough password', '--bogus'], 2, "Unknown option '--bogus'"],
+])('refuses %j with exit code %i', async (args, code, message) => {
+  const res = await run(...args);
+  expect(res.code).toBe(code);
+  expect(res.err).toContain(message);
+});
