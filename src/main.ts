@@ -20,12 +20,9 @@ function configOrExit(): Config {
 
 /** Creates the bootstrap owner on first start, or says how to create one. */
 async function ensureOwner(config: Config, owners: OwnerService, logger: Logger) {
-  if ((await owners.countOwners()) > 0) return;
-  if (config.bootstrapOwner) {
-    const { tenant } = await owners.createOwner(config.bootstrapOwner);
-    logger.info({ tenantId: tenant.id }, 'created the bootstrap owner from FLOWS_BOOTSTRAP_OWNER_EMAIL');
-    return;
-  }
+  const outcome = await owners.bootstrap(config.bootstrapOwner);
+  if (outcome === 'created') logger.info('created the owner named by FLOWS_BOOTSTRAP_OWNER_EMAIL');
+  if (outcome !== 'missing') return;
   logger.warn(
     'no owner exists yet; create one with: npm run owner:create -- --email you@example.com --password <at least 10 characters> [--tenant NAME]' +
       (config.signupOpen ? ` (or sign up at ${config.baseUrl.origin}/signup)` : ''),

@@ -31,21 +31,29 @@ export function createOwnerService({ db }: { db: Db }) {
     return tenant;
   }
 
-  return {
-    countOwners: () => db.owner.count(),
+  /**
+   * Creates the owner with a tenant of their own; for an existing owner, adds a new tenant and leaves
+   * the password as it is.
+   */
+  async function createOwner(input: { email: string; password: string; tenantName?: string }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
+    const email = checkEmail(input.email);
+    const existing = await db.owner.findUnique({ where: { email }, select: { id: true } });
+    if (existing) return { ownerId: existing.id, tenant: await newTenantFor(existing.id, input.tenantName ?? email), created: false };
+    const problem = passwordProblem(input.password);
+    if (problem) throw new ValidationFailed(problem);
+    const owner = await db.owner.create({ data: { id: newId('own'), email, passwordHash: await hashPassword(input.password) }, select: { id: true } });
+    return { ownerId: owner.id, tenant: await newTenantFor(owner.id, input.tenantName ?? email.split('@')[0]), created: true };
+  }
 
-    /**
-     * Creates the owner with a tenant of their own; for an existing owner, adds a new tenant and leaves
-     * the password as it is.
-     */
-    async createOwner(input: { email: string; password: string; tenantName?: string }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
-      const email = checkEmail(input.email);
-      const existing = await db.owner.findUnique({ where: { email }, select: { id: true } });
-      if (existing) return { ownerId: existing.id, tenant: await newTenantFor(existing.id, input.tenantName ?? email), created: false };
-      const problem = passwordProblem(input.password);
-      if (problem) throw new ValidationFailed(problem);
-      const owner = await db.owner.create({ data: { id: newId('own'), email, passwordHash: await hashPassword(input.password) }, select: { id: true } });
-      return { ownerId: owner.id, tenant: await newTenantFor(owner.id, input.tenantName ?? email.split('@')[0]), created: true };
+  return {
+    createOwner,
+
+    /** First start: creates the configured owner when there is none yet; says which case held. */
+    async bootstrap(owner: { email: string; password: string } | null): Promise<'exists' | 'created' | 'missing'> {
+      if ((await db.owner.count()) > 0) return 'exists';
+      if (!owner) return 'missing';
+      await createOwner(owner);
+      return 'created';
     },
 
     /** The owner id for matching credentials, else null; costs one password verification either way. */

@@ -49,3 +49,19 @@ it.each([
   expect(res.code).toBe(code);
   expect(res.err).toContain(message);
 });
+
+describe('bootstrap on first start', () => {
+  it('creates the configured owner only while no owner exists', async () => {
+    const fresh = await createTestDatabase();
+    try {
+      const owners = createOwnerService({ db: fresh.db });
+      expect(await owners.bootstrap(null)).toBe('missing');
+      expect(await owners.bootstrap({ email: 'first@example.test', password: 'first password here' })).toBe('created');
+      expect(await owners.authenticate('first@example.test', 'first password here')).not.toBeNull();
+      expect(await owners.bootstrap({ email: 'second@example.test', password: 'second password here' })).toBe('exists');
+      expect(await fresh.db.owner.count()).toBe(1);
+    } finally {
+      await fresh.drop();
+    }
+  });
+});

@@ -30,9 +30,11 @@ export interface TestApp extends App {
   close(): Promise<void>;
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}, { policies }: Pick<AppDeps, 'policies'> = {}): Promise<TestApp> {
+export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'logger'>>;
+
+export async function startTestApp(overrides: Partial<Config> = {}, { policies, logger = createLogger('silent') }: TestDeps = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
-  const built = await buildApp({ config, db: database.db, logger: createLogger('silent'), policies });
+  const built = await buildApp({ config, db: database.db, logger, policies });
   return { ...built, database, config, close: () => database.drop() };
 }

@@ -1,9 +1,8 @@
 // The real app listening on loopback, for clients that need a socket: a browser, an SDK, a CLI.
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { AppDeps } from '../../src/app';
 import type { Config } from '../../src/config';
-import { startTestApp, type TestApp } from './app';
+import { startTestApp, type TestApp, type TestDeps } from './app';
 
 export interface ListeningApp {
   app: TestApp;
@@ -16,7 +15,7 @@ type Overrides = Omit<Partial<Config>, 'host' | 'port' | 'baseUrl'>;
 
 // Cookies, the same-origin check and the issuer derive from BASE_URL, so it must be the origin the client
 // sees. The socket is bound first and the app attached once built: the port is known and never given up.
-export async function startListeningApp(overrides: Overrides = {}, deps: Pick<AppDeps, 'policies'> = {}): Promise<ListeningApp> {
+export async function startListeningApp(overrides: Overrides = {}, deps: TestDeps = {}): Promise<ListeningApp> {
   const server = createServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
