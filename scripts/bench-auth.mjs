@@ -56,7 +56,7 @@ async function main() {
   const db = await openDatabase(config, logger);
   // Limits would refuse a benchmark; raise them out of the way.
   const wide = { points: 10_000_000, durationSeconds: 60 };
-  const built = await buildApp({ config, db, logger, policies: { api: wide, apiAnonymous: wide } });
+  const built = await buildApp({ config, db, logger, policies: { api: wide, apiIp: wide } });
   const server = built.app.listen(0, '127.0.0.1');
   await new Promise((resolve) => server.once('listening', resolve));
   const { port } = server.address();

@@ -51,7 +51,7 @@ export interface App {
 
 const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
 
-/** API calls with a credential are counted per credential (bearer token or session)... */
+/** API calls are counted per credential (bearer token or session), and all of them per address too. */
 function apiCredential(req: Request): string | null {
   const bearer = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
   if (bearer) return `token:${hash(bearer)}`;
@@ -59,8 +59,6 @@ function apiCredential(req: Request): string | null {
   return typeof session === 'string' ? `session:${hash(session)}` : null;
 }
 
-/** ...and calls without one per client address. */
-const anonymousCaller = (req: Request) => (apiCredential(req) ? null : `ip:${req.ip}`);
 
 /** The authorization server answers only its own paths; everything else stays with Express. */
 function mountProvider(provider: Provider): RequestHandler {
@@ -94,14 +92,16 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
 
   const app = express();
   app.disable('x-powered-by');
-  app.set('trust proxy', config.trustProxy);
+  // Behind a proxy, only the address it saw is trusted: X-Forwarded-For's earlier entries are the client's to write.
+  app.set('trust proxy', config.trustProxy ? 1 : false);
   app.use(requestContext(logger));
   const https = config.baseUrl.protocol === 'https:';
   app.use(
     helmet({
       // Over plain http (a local or LAN install) upgrading requests, HSTS and COOP cannot work; browsers
       // would only report the ignored headers as errors.
-      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null } },
+      // form-action 'self' would also stop the redirect of an approval form to the OAuth client's redirect URI.
+      contentSecurityPolicy: { directives: { upgradeInsecureRequests: https ? [] : null, formAction: null } },
       strictTransportSecurity: https,
       crossOriginOpenerPolicy: https,
       // no-referrer would make browsers send `Origin: null` on the service's own form posts.
@@ -111,7 +111,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use('/api', rateLimit(limits, 'api', apiCredential), rateLimit(limits, 'apiAnonymous', anonymousCaller), requireJson(api.takesBody), jsonBody, api.handle);
+  app.use('/api', rateLimit(limits, 'apiIp', (req) => req.ip ?? null), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));

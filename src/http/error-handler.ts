@@ -23,9 +23,18 @@ function fromBodyParser(err: { type?: string; status?: number }): AppError | nul
     case 'request.size.invalid':
     case 'stream.encoding.set':
       return new InvalidJson('The request body could not be read.');
+    case 'parameters.too.many':
+      return new AppError(413, 'payload_too_large', 'The form has too many fields.');
     default:
       return null;
   }
+}
+
+/** Any other client error that http-errors marked safe to show (e.g. a body that fails to decompress). */
+function fromHttpError(err: { expose?: boolean; status?: number; statusCode?: number }): AppError | null {
+  const status = err.status ?? err.statusCode;
+  if (!err.expose || !status || status < 400 || status >= 500) return null;
+  return new AppError(status, status === 413 ? 'payload_too_large' : 'bad_request', 'The request body could not be read.');
 }
 
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'SQLITE_BUSY', '57P01', '57P03']);
@@ -43,7 +52,7 @@ export function isDatabaseUnavailable(err: any): boolean {
 
 function toAppError(err: any): AppError | null {
   if (err instanceof AppError) return err;
-  const bodyError = fromBodyParser(err);
+  const bodyError = fromBodyParser(err) ?? fromHttpError(err);
   if (bodyError) return bodyError;
   if (err?.code === 'P2025') return new NotFound();
   if (err?.code === 'P2002') return new AppError(409, 'conflict', 'The resource conflicts with an existing one.');

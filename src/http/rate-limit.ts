@@ -16,10 +16,10 @@ export interface Policy {
 
 /** Default policies; tests pass smaller ones. */
 export const DEFAULT_POLICIES: {
-  /** Per token or per IP on /api/v1. */
+  /** Per credential (bearer token or session) on /api/v1. */
   api: Policy;
-  /** Per IP for calls without credentials. */
-  apiAnonymous: Policy;
+  /** Per IP on /api/v1, whatever the credential, so that made-up tokens cannot dodge a limit. */
+  apiIp: Policy;
   /** Failed sign-ins per account (email, lower-cased). */
   signInAccount: Policy;
   /** Failed sign-ins per IP. */
@@ -28,13 +28,16 @@ export const DEFAULT_POLICIES: {
   registration: Policy;
   /** Device authorization requests per IP. */
   deviceAuthorization: Policy;
+  /** User codes entered at /device per IP (RFC 8628 section 5.1: user codes must not be guessable). */
+  userCode: Policy;
 } = {
   api: { points: 600, durationSeconds: 60 },
-  apiAnonymous: { points: 120, durationSeconds: 60 },
+  apiIp: { points: 1200, durationSeconds: 60 },
   signInAccount: { points: 5, durationSeconds: 15 * 60 },
   signInIp: { points: 50, durationSeconds: 15 * 60 },
   registration: { points: 20, durationSeconds: 60 * 60 },
   deviceAuthorization: { points: 30, durationSeconds: 10 * 60 },
+  userCode: { points: 20, durationSeconds: 10 * 60 },
 };
 export type PolicyName = keyof typeof DEFAULT_POLICIES;
 
@@ -48,7 +51,7 @@ export interface Decision {
 export interface RateLimits {
   /** Counts one point for key under the policy; never throws for a refused request (allowed: false). */
   consume(policy: PolicyName, key: string): Promise<Decision>;
-  /** Reads without counting (e.g. sign-in checks whether an account is locked before verifying the password). */
+  /** Reads a count without adding to it. */
   peek(policy: PolicyName, key: string): Promise<Decision>;
   /** Forgets a key (e.g. a successful sign-in clears the account's failures). */
   reset(policy: PolicyName, key: string): Promise<void>;

@@ -21,8 +21,6 @@ export const ROUTES = {
   authorization: '/oauth/auth',
   jwks: '/oauth/jwks',
   code_verification: '/device',
-  userinfo: '/oauth/userinfo',
-  end_session: '/oauth/logout',
 };
 
 const HOUR = 60 * 60;
@@ -61,6 +59,7 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
     scopes: [...SCOPES, 'offline_access'],
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
+    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
     pkce: { required: () => true },
     clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code'], response_types: ['code'] },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
@@ -70,6 +69,10 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
       revocation: { enabled: true, allowedPolicy: async (_ctx, client, token) => client.clientId === token.clientId },
       introspection: { enabled: true, allowedPolicy: async (_ctx, client, token) => client.clientId === token.clientId },
       userinfo: { enabled: false },
+      // Not offered: each would need routes, pages or token handling this service does not provide.
+      pushedAuthorizationRequests: { enabled: false },
+      dPoP: { enabled: false },
+      rpInitiatedLogout: { enabled: false },
       deviceFlow: {
         enabled: true,
         charset: 'base-20',

@@ -1,6 +1,6 @@
 // Owners and their tenants: creation (CLI, bootstrap, open sign-up), sign-in, sign-out everywhere.
 import type { Db } from '../db/client';
-import { ValidationFailed } from '../lib/errors';
+import { Conflict, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { decoyHash, hashPassword, passwordProblem, verifyPassword } from './passwords';
 
@@ -47,6 +47,15 @@ export function createOwnerService({ db }: { db: Db }) {
 
   return {
     createOwner,
+
+    /** Open sign-up: a new owner with a tenant of their own; an existing email is refused and left untouched. */
+    async signUp(input: { email: string; password: string }): Promise<string> {
+      const email = checkEmail(input.email);
+      if (await db.owner.findUnique({ where: { email }, select: { id: true } })) {
+        throw new Conflict('email_taken', 'An account with this email exists; sign in instead.');
+      }
+      return (await createOwner({ email, password: input.password })).ownerId;
+    },
 
     /** First start: creates the configured owner when there is none yet; says which case held. */
     async bootstrap(owner: { email: string; password: string } | null): Promise<'exists' | 'created' | 'missing'> {

@@ -17,7 +17,7 @@ export function consolePages(deps: ConsoleDeps): Router {
 
   async function requireSession(req: Request, res: Response) {
     const session = await signedIn(req, deps.sessions);
-    if (!session) res.redirect(303, loginUrl(req.originalUrl));
+    if (!session) res.redirect(303, loginUrl(req.method === 'GET' ? req.originalUrl : '/console'));
     return session;
   }
 

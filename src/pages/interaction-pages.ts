@@ -2,8 +2,9 @@
 // approves or denies a client. Grants are made for the tenant the owner is signed in to.
 import express, { type Request, type Response, Router } from 'express';
 import type Provider from 'oidc-provider';
+import { isScope } from '../auth/principal';
 import type { Db } from '../db/client';
-import { NotFound } from '../lib/errors';
+import { NotFound, RateLimited } from '../lib/errors';
 import { accountIdOf } from '../oauth/accounts';
 import type { DeviceViewer } from '../oauth/device-pages';
 import { html, page, scopeList } from './html';
@@ -17,10 +18,8 @@ interface InteractionDeps extends PageDeps {
 
 type Details = Awaited<ReturnType<Provider['interactionDetails']>>;
 
-const requestedScopes = (details: Details) =>
-  String(details.params.scope ?? '')
-    .split(' ')
-    .filter((s) => s && s !== 'openid' && s !== 'offline_access');
+/** The API scopes asked for; anything else a client adds is neither shown nor granted. */
+const requestedScopes = (details: Details) => String(details.params.scope ?? '').split(' ').filter(isScope);
 
 export function interactionPages(deps: InteractionDeps): Router {
   const router = Router();
@@ -39,6 +38,10 @@ export function interactionPages(deps: InteractionDeps): Router {
   router.all('/device', async (req, res, next) => {
     const session = await signedIn(req, deps.sessions);
     if (!session) return res.redirect(303, loginUrl(req.originalUrl));
+    if (req.method === 'POST') {
+      const decision = await deps.limits.consume('userCode', req.ip ?? '');
+      if (!decision.allowed) return next(new RateLimited(decision.resetSeconds));
+    }
     (req as Request & { deviceViewer?: DeviceViewer }).deviceViewer = await viewerOf(session);
     next();
   });
@@ -57,11 +60,12 @@ export function interactionPages(deps: InteractionDeps): Router {
     const accountId = accountIdOf({ ownerId: session.principal.ownerId, tenantId: session.principal.tenantId, sessionVersion });
     const grant = new deps.provider.Grant({ accountId, clientId: String(details.params.client_id) });
     const missing = (details.prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
-    const resources = Object.keys(missing).length ? missing : { [String(details.params.resource ?? deps.defaultResource)]: requestedScopes(details) };
+    const asked = [details.params.resource ?? deps.defaultResource].flat().map(String);
+    const resources = Object.keys(missing).length ? missing : Object.fromEntries(asked.map((resource) => [resource, requestedScopes(details)]));
     for (const [resource, scopes] of Object.entries(resources)) grant.addResourceScope(resource, scopes.join(' '));
     // The scopes are also the server's own (discovery lists them), so the grant holds them as such too.
-    const asked = String(details.params.scope ?? '');
-    if (asked) grant.addOIDCScope(asked);
+    const scope = String(details.params.scope ?? '');
+    if (scope) grant.addOIDCScope(scope);
     const grantId = await grant.save();
     await deps.provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   }

@@ -84,18 +84,15 @@ export function sessionPages(deps: PageDeps): Router {
     const next = safeNext(req.query.next);
     const email = normaliseEmail(String(req.body?.email ?? ''));
     const password = String(req.body?.password ?? '');
-    const [account, ip] = await Promise.all([deps.limits.peek('signInAccount', accountKey(email)), deps.limits.peek('signInIp', req.ip ?? '')]);
+    // Every attempt is counted before the password is checked, so a burst cannot outrun the count.
+    const [account, ip] = await Promise.all([deps.limits.consume('signInAccount', accountKey(email)), deps.limits.consume('signInIp', req.ip ?? '')]);
     const blocked = [account, ip].find((d) => !d.allowed);
     if (blocked) {
-      const wait = new RateLimited(blocked.resetSeconds);
-      res.setHeader('Retry-After', wait.headers['Retry-After']);
+      res.setHeader('Retry-After', new RateLimited(blocked.resetSeconds).headers['Retry-After']);
       return refuse(res, 429, next, email, 'Too many failed attempts. Wait a few minutes, then try again.');
     }
     const ownerId = await deps.owners.authenticate(email, password);
-    if (!ownerId) {
-      await Promise.all([deps.limits.consume('signInAccount', accountKey(email)), deps.limits.consume('signInIp', req.ip ?? '')]);
-      return refuse(res, 401, next, email, GENERIC_FAILURE);
-    }
+    if (!ownerId) return refuse(res, 401, next, email, GENERIC_FAILURE);
     await deps.limits.reset('signInAccount', accountKey(email));
     await startSession(res, ownerId, next);
   });
@@ -110,15 +107,15 @@ export function sessionPages(deps: PageDeps): Router {
     const next = safeNext(req.query.next);
     const email = String(req.body?.email ?? '');
     const decision = await deps.limits.consume('signInIp', req.ip ?? '');
-    if (!decision.allowed) return refuse(res, 429, next, email, 'Too many attempts. Wait a few minutes, then try again.');
+    if (!decision.allowed) {
+      return res.status(429).type('html').send(page('Create your account', credentialsForm('signup', next, { email, error: 'Too many attempts. Wait a few minutes, then try again.' })));
+    }
     try {
-      const { ownerId, created } = await deps.owners.createOwner({ email, password: String(req.body?.password ?? '') });
-      // An existing account is not revealed, nor given a new tenant: the form only signs up new owners.
-      if (!created) return refuse(res, 400, next, email, 'This email cannot be used to create an account; sign in instead.');
+      const ownerId = await deps.owners.signUp({ email, password: String(req.body?.password ?? '') });
       await startSession(res, ownerId, next);
     } catch (err) {
-      if (!(err instanceof AppError) || err.status !== 400) throw err;
-      res.status(400).type('html').send(page('Create your account', credentialsForm('signup', next, { email, error: err.message })));
+      if (!(err instanceof AppError) || err.status >= 500) throw err;
+      res.status(err.status).type('html').send(page('Create your account', credentialsForm('signup', next, { email, error: err.message })));
     }
   });
 

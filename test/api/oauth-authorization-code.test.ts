@@ -127,6 +127,10 @@ describe('what the authorization endpoint refuses', () => {
     expect(meta.introspection_endpoint).toBe(`${server.url}/oauth/introspect`);
     expect(meta.device_authorization_endpoint).toBe(`${server.url}/oauth/device_authorization`);
     expect(meta.registration_endpoint).toBe(`${server.url}/oauth/register`);
+    expect(meta.token_endpoint_auth_methods_supported.sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+    expect(meta.pushed_authorization_request_endpoint).toBeUndefined();
+    expect(meta.dpop_signing_alg_values_supported).toBeUndefined();
+    expect(meta.end_session_endpoint).toBeUndefined();
     const oidc = await (await fetch(`${server.url}/.well-known/openid-configuration`)).json() as any;
     expect(oidc.issuer).toBe(server.url);
   });

@@ -2,9 +2,9 @@
 // secrets of a whole device flow (password, device code, tokens, cookie) never reaching a log line.
 import { Writable } from 'node:stream';
 import * as oauth from 'openid-client';
-import pino from 'pino';
+import { createLogger } from '../../src/lib/logger';
 import { FormSession } from '../support/form-session';
-import { accessToken } from '../support/identity';
+import { accessToken, sessionCookie } from '../support/identity';
 import { startListeningApp, type ListeningApp } from '../support/server';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
@@ -15,7 +15,7 @@ let server: ListeningApp;
 
 beforeAll(async () => {
   const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-  server = await startListeningApp({}, { policies: { registration: { points: 3, durationSeconds: 60 }, api: { points: 4, durationSeconds: 60 } }, logger: pino({ level: 'trace' }, sink) });
+  server = await startListeningApp({}, { policies: { registration: { points: 3, durationSeconds: 60 }, api: { points: 4, durationSeconds: 60 }, apiIp: { points: 12, durationSeconds: 60 }, userCode: { points: 3, durationSeconds: 60 } }, logger: createLogger('trace', sink) });
 });
 afterAll(() => server.close());
 
@@ -70,4 +70,50 @@ it('limits API calls per token, independently of other callers', async () => {
   expect(refused.headers.get('retry-after')).not.toBeNull();
   expect(((await refused.json()) as { error: { code: string } }).error.code).toBe('rate_limited');
   expect((await call(other)).status).toBe(200);
+});
+
+it('limits every API call per address too, so made-up tokens cannot dodge the limit', async () => {
+  // Earlier tests spent part of this address's 12 calls; every made-up token counts against the rest.
+  const statuses: number[] = [];
+  for (let i = 0; i < 12; i++) {
+    const res = await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer made-up-${i}` } });
+    statuses.push(res.status);
+  }
+  const firstRefused = statuses.indexOf(429);
+  expect(firstRefused).toBeGreaterThan(0);
+  expect(statuses.slice(0, firstRefused).every((s) => s === 401)).toBe(true);
+  expect(statuses.slice(firstRefused).every((s) => s === 429)).toBe(true);
+});
+
+it('limits user codes tried at /device per address (RFC 8628 section 5.1)', async () => {
+  const owner = await server.app.owners.createOwner({ email: 'guess@acme.example', password: PASSWORD });
+  const browser = new FormSession(server.url, await sessionCookie(server.app, { ownerId: owner.ownerId, tenantId: owner.tenant.id, email: 'guess@acme.example' }));
+  const input = await browser.request('/device');
+  const statuses: number[] = [];
+  // The first test's approval spent part of this address's 3 tries.
+  for (let i = 0; i < 4; i++) statuses.push((await browser.submit(input.text, { user_code: `WRNG-COD${i}` })).status);
+  expect(statuses[0]).toBe(200);
+  expect(statuses.at(-1)).toBe(429);
+  expect(statuses.indexOf(429)).toBe(statuses.filter((s) => s === 200).length);
+});
+
+describe('malformed form bodies', () => {
+  it('answers 413 for a form with too many fields, and logs no field of it', async () => {
+    lines.length = 0;
+    const body = `email=a%40b.c&password=SuperSecretPw123&${Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&')}`;
+    const res = await fetch(`${server.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body });
+    expect(res.status).toBe(413);
+    expect(lines.join('')).not.toContain('SuperSecretPw123');
+  });
+
+  it('answers 400 for a body that does not decompress', async () => {
+    const res = await fetch(`${server.url}/login`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', 'content-encoding': 'deflate', origin: server.url },
+      body: 'not deflate at all password=SuperSecretPw123',
+    });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
+    expect(lines.join('')).not.toContain('SuperSecretPw123');
+  });
 });

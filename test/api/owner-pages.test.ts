@@ -80,6 +80,13 @@ describe('POST /login', () => {
     expect(locked.headers['set-cookie']).toBeUndefined();
   });
 
+  it('counts a burst of concurrent attempts before checking any password', async () => {
+    const { email } = await owner();
+    const statuses = await Promise.all(Array.from({ length: 8 }, () => signIn(email, 'wrong password!').then((r) => r.status)));
+    expect(statuses.filter((s) => s === 401)).toHaveLength(3);
+    expect(statuses.filter((s) => s === 429)).toHaveLength(5);
+  });
+
   it('refuses a sign-in form posted from another site', async () => {
     const { email } = await owner();
     const res = await request(app.app).post('/login').set('origin', 'https://evil.example').type('form').send({ email, password: PASSWORD });
@@ -150,6 +157,10 @@ describe('sign-up', () => {
       expect(res.status).toBe(303);
       const body = (await request(open.app).get('/api/v1/me').set('cookie', cookieOf(res))).body;
       expect(body.owner.email).toBe('new@example.test');
+      const again = await request(open.app).post('/signup').set('origin', BASE_URL).type('form').send({ email: 'new@example.test', password: 'another password' });
+      expect(again.status).toBe(409);
+      expect(again.headers['set-cookie']).toBeUndefined();
+      expect(await open.database.db.membership.count({ where: { owner: { email: 'new@example.test' } } })).toBe(1);
       const short = await request(open.app).post('/signup').set('origin', BASE_URL).type('form').send({ email: 'b@example.test', password: 'short' });
       expect(short.status).toBe(400);
       expect(short.text).toContain('at least 10 characters');

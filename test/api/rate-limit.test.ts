@@ -13,7 +13,7 @@ import { createTestDatabase, provider, type TestDatabase } from '../support/data
 
 const POLICIES = {
   api: { points: 3, durationSeconds: 60 },
-  apiAnonymous: { points: 3, durationSeconds: 60 },
+  apiIp: { points: 3, durationSeconds: 60 },
   signInAccount: { points: 2, durationSeconds: 60 },
   signInIp: { points: 1, durationSeconds: 1 },
 };
@@ -38,7 +38,7 @@ function appWith(rateLimits: RateLimits) {
   app.use(requestContext(createLogger('silent')));
   const limited = (policy: PolicyName) => rateLimit(rateLimits, policy, (req) => req.get('x-caller') ?? null);
   app.get('/api', limited('api'), (_req, res) => void res.json({ ok: true }));
-  app.get('/anonymous', limited('apiAnonymous'), (_req, res) => void res.json({ ok: true }));
+  app.get('/anonymous', limited('apiIp'), (_req, res) => void res.json({ ok: true }));
   app.use(errorHandler);
   return app;
 }
