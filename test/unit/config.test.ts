@@ -25,6 +25,12 @@ describe('loadConfig', () => {
     expect(config.databaseProvider).toBe('postgresql');
   });
 
+  it('keeps sign-up closed unless FLOWS_SIGNUP=open, and reads the bootstrap owner as a pair', () => {
+    expect(loadConfig({ ...sqlite })).toMatchObject({ signupOpen: false, bootstrapOwner: null });
+    const config = loadConfig({ ...sqlite, FLOWS_SIGNUP: 'open', FLOWS_BOOTSTRAP_OWNER_EMAIL: 'a@example.test', FLOWS_BOOTSTRAP_OWNER_PASSWORD: 'long enough password' });
+    expect(config).toMatchObject({ signupOpen: true, bootstrapOwner: { email: 'a@example.test', password: 'long enough password' } });
+  });
+
   it.each([
     ['PORT', { PORT: 'eighty' }],
     ['PORT', { PORT: '70000' }],
@@ -36,6 +42,9 @@ describe('loadConfig', () => {
     ['FLOWS_SECRET_KEY', { FLOWS_SECRET_KEY: 'short' }],
     ['FLOWS_SECRET_KEY', { DATABASE_URL: 'postgres://db/flows' }],
     ['FLOWS_MIGRATE_ON_START', { FLOWS_MIGRATE_ON_START: 'maybe' }],
+    ['FLOWS_SIGNUP', { FLOWS_SIGNUP: 'yes' }],
+    ['FLOWS_BOOTSTRAP_OWNER_PASSWORD', { FLOWS_BOOTSTRAP_OWNER_EMAIL: 'a@example.test' }],
+    ['FLOWS_BOOTSTRAP_OWNER_EMAIL', { FLOWS_BOOTSTRAP_OWNER_PASSWORD: 'long enough password' }],
   ])('names %s when it is wrong', (variable, env) => {
     expect(() => loadConfig({ ...sqlite, ...env })).toThrow(ConfigError);
     expect(() => loadConfig({ ...sqlite, ...env })).toThrow(new RegExp(`^${variable}: `));
