@@ -93,7 +93,9 @@ function limiterFactory(db: Db, provider: DatabaseProvider) {
   return (keyPrefix: string, { points, durationSeconds }: Policy): RateLimiterAbstract => {
     const opts = { keyPrefix, points, duration: durationSeconds };
     if (provider === 'sqlite') return new RateLimiterMemory(opts);
-    const limiter = new RateLimiterPrisma({ ...opts, storeClient: db, tableName: 'rateLimit', clearExpiredByTimeout: sweeps });
+    // Should the database fail, each instance keeps counting in memory rather than letting everything through.
+    const insuranceLimiter = new RateLimiterMemory(opts);
+    const limiter = new RateLimiterPrisma({ ...opts, storeClient: db, tableName: 'rateLimit', clearExpiredByTimeout: sweeps, insuranceLimiter });
     sweeps = false;
     return limiter;
   };
@@ -128,7 +130,8 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
   const pollWindows = limiterFor('devicePoll', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
   const slowDowns = limiterFor('deviceSlowDown', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
 
-  // Fail open: a limiter whose store is down must not turn sign-in or the API into 500s; a database outage
+  // Fail open as a last resort (the store limiters already fall back to memory): a limiter that fails must
+  // not turn sign-in or the API into 500s; a database outage
   // shows on its own in the request's next query (a 503). Only the error's name and code are logged, since a
   // Prisma message can quote the query and with it the key.
   async function failingOpen<T>(operation: string, fallback: T, run: () => Promise<T>): Promise<T> {

@@ -1,7 +1,7 @@
 // Storage of the authorization server's records (clients, grants, codes, tokens, sessions,
 // interactions) in the OidcPayload table, so that every instance shares them.
 import { createHash } from 'node:crypto';
-import type { Adapter, AdapterPayload } from 'oidc-provider';
+import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Db } from '../db/client';
 import { parseAccountId } from './accounts';
 
@@ -48,12 +48,14 @@ export function prismaAdapterFactory(db: Db, now = () => Date.now()) {
       return this.findOne({ type: this.type, uid });
     }
 
+    /** Once only: of two exchanges racing with the same code or refresh token, the second is refused. */
     async consume(id: string): Promise<void> {
       const consumedAt = new Date(now());
       const row = await db.oidcPayload.findUnique({ where: { type_id: { type: this.type, id } }, select: { payload: true } });
       if (!row) return;
       const payload = { ...(row.payload as object), consumed: Math.floor(consumedAt.getTime() / 1000) };
-      await db.oidcPayload.updateMany({ where: { type: this.type, id }, data: { consumedAt, payload } });
+      const { count } = await db.oidcPayload.updateMany({ where: { type: this.type, id, consumedAt: null }, data: { consumedAt, payload } });
+      if (count === 0) throw new errors.InvalidGrant('grant already used');
     }
 
     async destroy(id: string): Promise<void> {

@@ -157,3 +157,4 @@ it('refuses tokens at the next exchange once the owner leaves the tenant', async
   expect(res.status).toBe(401);
   expect(await tokenError(oauth.refreshTokenGrant(config, tokens.refresh_token!))).toBe('invalid_grant');
 });
+

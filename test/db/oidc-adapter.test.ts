@@ -40,6 +40,14 @@ it('consume marks the record consumed, and upsert keeps it one row', async () =>
   expect(await database.db.oidcPayload.count({ where: { id: 'ac1' } })).toBe(1);
 });
 
+it('consumes once: of two racing consumes of the same code, the second is refused', async () => {
+  const tokens = new Adapter('RefreshToken');
+  await tokens.upsert('rt-race', payload(), 600);
+  const results = await Promise.allSettled([tokens.consume('rt-race'), tokens.consume('rt-race')]);
+  expect(results.map((r) => r.status).sort()).toEqual(['fulfilled', 'rejected']);
+  expect(((results.find((r) => r.status === 'rejected') as PromiseRejectedResult).reason as { error?: string }).error).toBe('invalid_grant');
+});
+
 it('revokes by grant one kind at a time, leaving the grant to destroy()', async () => {
   await new Adapter('Grant').upsert('g2', payload(), 600);
   await new Adapter('AccessToken').upsert('at2', payload({ grantId: 'g2' }), 600);
