@@ -131,6 +131,7 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
   const provider = new Provider(baseUrl.origin, configuration);
   provider.proxy = trustProxy;
   provider.use(devicePolling(limits));
+  provider.use(introspectionRecheck(db));
   return provider;
 }
 
@@ -153,5 +154,16 @@ function devicePolling(limits: RateLimits) {
     if (verdict === 'slow_down' && body?.error === 'authorization_pending') {
       ctx.body = { error: 'slow_down', error_description: 'you are polling too quickly; wait the interval, now 5 seconds longer' };
     }
+  };
+}
+
+/** Introspection tells the truth the API tells: a token whose owner left the tenant or signed out everywhere is inactive. */
+function introspectionRecheck(db: Db) {
+  return async (ctx: KoaContextWithOIDC, next: () => Promise<void>) => {
+    await next();
+    const body = ctx.body as { active?: boolean; sub?: string } | undefined;
+    if (ctx.oidc?.route !== 'introspection' || !body?.active) return;
+    const account = parseAccountId(body.sub);
+    if (!account || !(await isCurrent(db, account))) ctx.body = { active: false };
   };
 }

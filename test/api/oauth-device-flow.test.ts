@@ -152,7 +152,9 @@ it('refuses tokens at the next exchange once the owner leaves the tenant', async
   const confirm = await browser.request(device.verification_uri_complete!);
   await browser.submit(confirm.text, {}, 'op.deviceConfirmForm');
   const tokens = await poll(config, device);
+  expect((await oauth.tokenIntrospection(config, tokens.access_token)).active).toBe(true);
   await server.app.database.db.membership.deleteMany({ where: { ownerId: other.ownerId } });
+  expect((await oauth.tokenIntrospection(config, tokens.access_token)).active).toBe(false);
   const res = await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   expect(res.status).toBe(401);
   expect(await tokenError(oauth.refreshTokenGrant(config, tokens.refresh_token!))).toBe('invalid_grant');
