@@ -1,12 +1,21 @@
 // The one place where failures become responses: `{ error: { code, message } }` with the status of the
 // error. Unexpected errors answer a generic 500; their detail goes to the log with the request id only.
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
+import { html, page } from '../pages/html';
 import { AppError, InvalidJson, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from '../lib/errors';
 import { BODY_LIMIT } from './body';
 
-export function sendError(res: Response, error: AppError): void {
+/** The API always answers JSON; a browser navigating the pages (sign-in, console, consent) gets a page. */
+const wantsPage = (req: Request) => !req.path.startsWith('/api/') && req.accepts(['json', 'html']) === 'html';
+
+export function sendError(res: Response, error: AppError, req?: Request): void {
   for (const [name, value] of Object.entries(error.headers)) res.setHeader(name, value);
-  res.status(error.status).json({ error: { code: error.code, message: error.message } });
+  res.status(error.status);
+  if (req && wantsPage(req)) {
+    res.type('html').send(page('Error', html`<h1>That did not work</h1><p class="error" role="alert">${error.message}</p><p><a href="/console">Back to the console</a></p>`));
+    return;
+  }
+  res.json({ error: { code: error.code, message: error.message } });
 }
 
 /** Errors raised by body-parser carry a `type`. */
@@ -65,8 +74,8 @@ export const errorHandler: ErrorRequestHandler = (err, req, res, next) => {
   const known = toAppError(err);
   if (known?.expose) {
     if (known.status >= 500) req.log.warn({ err }, known.message);
-    return sendError(res, known);
+    return sendError(res, known, req);
   }
   req.log.error({ err }, 'unhandled error');
-  sendError(res, new AppError(500, 'internal_error', `An internal error occurred; quote request id ${req.id} when reporting it.`));
+  sendError(res, new AppError(500, 'internal_error', `An internal error occurred; quote request id ${req.id} when reporting it.`), req);
 };

@@ -55,6 +55,7 @@ ${clients.map((c) => html`<tr><td>${c.clientName}</td><td>${c.scopes.join(' ')}<
 <td><form method="post" action="/console/authorized-clients/${encodeURIComponent(c.clientId)}/revoke"><button type="submit" aria-label="Revoke ${c.clientName}">Revoke</button></form></td></tr>`)}
 </tbody></table>`}
 <h1>Access tokens</h1>
+<p>Revoking a token ends that token only; revoke the application above to end its refresh tokens too.</p>
 ${tokens.length === 0
   ? html`<p>No live access token.</p>`
   : html`<table><thead><tr><th scope="col">Token</th><th scope="col">Application</th><th scope="col">Scopes</th><th scope="col">Resource</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"></th></tr></thead><tbody>

@@ -80,6 +80,13 @@ describe('POST /login', () => {
     expect(locked.headers['set-cookie']).toBeUndefined();
   });
 
+  it('shows a browser an error page, not JSON, when a form is refused', async () => {
+    const res = await request(app.app).post('/login').set('origin', 'https://evil.example').set('accept', 'text/html,application/xhtml+xml').type('form').send({ email: 'a@b.c', password: 'x' });
+    expect(res.status).toBe(403);
+    expect(res.headers['content-type']).toMatch(/^text\/html/);
+    expect(res.text).toContain('role="alert"');
+  });
+
   it('counts a burst of concurrent attempts before checking any password', async () => {
     const { email } = await owner();
     const statuses = await Promise.all(Array.from({ length: 8 }, () => signIn(email, 'wrong password!').then((r) => r.status)));
