@@ -5,7 +5,10 @@ export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const GRANTS = new Set(['authorization_code', 'refresh_token', DEVICE_CODE_GRANT]);
 const AUTH_METHODS = new Set(['none', 'client_secret_basic', 'client_secret_post']);
 
+const MAX_CLIENT_NAME = 120;
+
 interface ClientMetadata {
+  client_name?: string;
   grant_types?: readonly string[];
   response_types?: readonly string[];
   token_endpoint_auth_method?: string;
@@ -21,6 +24,7 @@ export function checkRegistration(metadata: ClientMetadata): string | null {
   if (grants.includes(DEVICE_CODE_GRANT) && method !== 'none') {
     return `a client using ${DEVICE_CODE_GRANT} is a public client: token_endpoint_auth_method must be none`;
   }
+  if ((metadata.client_name?.length ?? 0) > MAX_CLIENT_NAME) return `client_name must have at most ${MAX_CLIENT_NAME} characters`;
   if ((metadata.response_types ?? []).some((type) => type !== 'code')) return 'response_types may only contain code (implicit and hybrid flows are not offered)';
   return null;
 }

@@ -164,6 +164,12 @@ describe('dynamic client registration rules', () => {
     expect((await res.json() as any).error).toBe('invalid_client_metadata');
   });
 
+  it('refuses a client name longer than 120 characters (it is shown to owners)', async () => {
+    const res = await register({ client_name: 'x'.repeat(121), token_endpoint_auth_method: 'none', grant_types: [DEVICE_GRANT], response_types: [], redirect_uris: [] });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as { error_description: string }).error_description).toContain('client_name');
+  });
+
   it('refuses implicit and hybrid response types', async () => {
     const res = await register({ token_endpoint_auth_method: 'none', response_types: ['code id_token'], grant_types: ['authorization_code', 'implicit'], redirect_uris: [REDIRECT] });
     expect(res.status).toBe(400);
