@@ -1,5 +1,4 @@
 // Composes the Express app from its parts. Dependencies come in, so a test can build a second app cheaply.
-import { createHash } from 'node:crypto';
 import cookieParser from 'cookie-parser';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
@@ -20,6 +19,7 @@ import { createRateLimits, rateLimit, type Policy, type PolicyName } from './htt
 import { requestContext } from './http/request-context';
 import { createAuthorizer } from './http/security';
 import { NotFound } from './lib/errors';
+import { sha256 } from './lib/hash';
 import { deriveKey } from './lib/keys';
 import type { Logger } from './lib/logger';
 import { accessHandlers } from './oauth/access-handlers';
@@ -49,16 +49,15 @@ export interface App {
   cookieSecret: string;
 }
 
-const hash = (value: string) => createHash('sha256').update(value).digest('base64url');
-
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
 function apiCredential(req: Request): string | null {
   const bearer = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
-  if (bearer) return `token:${hash(bearer)}`;
+  if (bearer) return `token:${sha256(bearer)}`;
   const session = req.signedCookies?.[SESSION_COOKIE];
-  return typeof session === 'string' ? `session:${hash(session)}` : null;
+  return typeof session === 'string' ? `session:${sha256(session)}` : null;
 }
 
+const byAddress = (req: Request) => req.ip ?? null;
 
 /** The authorization server answers only its own paths; everything else stays with Express. */
 function mountProvider(provider: Provider): RequestHandler {
@@ -67,7 +66,6 @@ function mountProvider(provider: Provider): RequestHandler {
     path.startsWith('/oauth/') || path === '/device' || path.startsWith('/device/') || path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server';
   return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
 }
-
 
 export async function buildApp({ config, db, logger, contract = loadContract(), policies }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
@@ -111,13 +109,13 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use('/api', rateLimit(limits, 'apiIp', (req) => req.ip ?? null), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
+  app.use('/api', rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));
-  app.post('/oauth/register', rateLimit(limits, 'registration', (req) => req.ip ?? null));
-  app.post('/oauth/device_authorization', rateLimit(limits, 'deviceAuthorization', (req) => req.ip ?? null));
+  app.post('/oauth/register', rateLimit(limits, 'registration', byAddress));
+  app.post('/oauth/device_authorization', rateLimit(limits, 'deviceAuthorization', byAddress));
   app.use(mountProvider(provider));
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);

@@ -1,13 +1,14 @@
 // Rate limits and RFC 8628 polling intervals, as fixed windows counted by rate-limiter-flexible. On the
 // embedded SQLite default one process serves, so the counters live in its memory; on PostgreSQL they live
 // in the RateLimit table, so that every instance behind a load balancer spends the same budget.
-import { createHash } from 'node:crypto';
 import type { Request, RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import type { DatabaseProvider } from '../config';
 import type { Db } from '../db/client';
 import { RateLimited } from '../lib/errors';
+import { sha256 } from '../lib/hash';
 import type { Logger } from '../lib/logger';
+import { DEVICE_CODE_TTL } from '../oauth/provider';
 
 export interface Policy {
   points: number;
@@ -69,8 +70,6 @@ export interface RateLimitsOptions {
 
 /** RFC 8628 section 3.5. */
 const SLOW_DOWN_SECONDS = 5;
-/** A device code lives 10 minutes, so its polling state need not outlive that. */
-const DEVICE_CODE_SECONDS = 10 * 60;
 
 const POLICY_NAMES = Object.keys(DEFAULT_POLICIES) as PolicyName[];
 
@@ -119,21 +118,19 @@ async function counted<T>(operation: Promise<RateLimiterRes>, spent: (res: RateL
   }
 }
 
-/** Device codes are credentials: the store keeps only their hash. */
-const digest = (value: string) => createHash('sha256').update(value).digest('base64url');
-
 export function createRateLimits({ db, provider, policies = {}, logger }: RateLimitsOptions): RateLimits {
   const resolved = resolvePolicies(policies);
   const limiterFor = limiterFactory(db, provider);
   const limiters = Object.fromEntries(POLICY_NAMES.map((name) => [name, limiterFor(name, resolved[name])])) as Record<PolicyName, RateLimiterAbstract>;
-  // One point per interval (each poll sets its own window), and the count of slow_downs a code has earned.
-  const pollWindows = limiterFor('devicePoll', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
-  const slowDowns = limiterFor('deviceSlowDown', { points: 1, durationSeconds: DEVICE_CODE_SECONDS });
+  // One point per interval (each poll sets its own window), and the count of slow_downs a code has earned;
+  // neither need outlive the device code.
+  const pollWindows = limiterFor('devicePoll', { points: 1, durationSeconds: DEVICE_CODE_TTL });
+  const slowDowns = limiterFor('deviceSlowDown', { points: 1, durationSeconds: DEVICE_CODE_TTL });
 
   // Fail open as a last resort (the store limiters already fall back to memory): a limiter that fails must
-  // not turn sign-in or the API into 500s; a database outage
-  // shows on its own in the request's next query (a 503). Only the error's name and code are logged, since a
-  // Prisma message can quote the query and with it the key.
+  // not turn sign-in or the API into 500s; a database outage shows on its own in the request's next query
+  // (a 503). Only the error's name and code are logged, since a Prisma message can quote the query and
+  // with it the key.
   async function failingOpen<T>(operation: string, fallback: T, run: () => Promise<T>): Promise<T> {
     try {
       return await run();
@@ -167,14 +164,15 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
 
     poll: (deviceCode, intervalSeconds) =>
       failingOpen<'ok' | 'slow_down'>('poll', 'ok', async () => {
-        const key = digest(deviceCode);
+        // Device codes are credentials: the store keeps only their hash.
+        const key = sha256(deviceCode);
         const earned = live(await slowDowns.get(key))?.consumedPoints ?? 0;
-        const interval = Math.min(Math.max(intervalSeconds, 1) + SLOW_DOWN_SECONDS * earned, DEVICE_CODE_SECONDS);
+        const interval = Math.min(Math.max(intervalSeconds, 1) + SLOW_DOWN_SECONDS * earned, DEVICE_CODE_TTL);
         const onTime = await counted(pollWindows.consume(key, 1, { customDuration: interval }), () => false, () => true);
         if (onTime) return 'ok';
         await slowDowns.penalty(key, 1);
         // The next poll is timed from this one, against the longer interval.
-        await pollWindows.set(key, 1, Math.min(interval + SLOW_DOWN_SECONDS, DEVICE_CODE_SECONDS));
+        await pollWindows.set(key, 1, Math.min(interval + SLOW_DOWN_SECONDS, DEVICE_CODE_TTL));
         return 'slow_down';
       }),
   };

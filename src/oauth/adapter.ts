@@ -1,8 +1,8 @@
 // Storage of the authorization server's records (clients, grants, codes, tokens, sessions,
 // interactions) in the OidcPayload table, so that every instance shares them.
-import { createHash } from 'node:crypto';
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Db } from '../db/client';
+import { sha256 } from '../lib/hash';
 import { parseAccountId } from './accounts';
 
 /**
@@ -12,7 +12,7 @@ import { parseAccountId } from './accounts';
 export const EXPIRED_GRACE_MS = 60 * 60 * 1000;
 
 /** The id an owner sees for an access token; derived from the token value, which is never shown. */
-export const accessTokenHandle = (token: string) => `at_${createHash('sha256').update(token).digest('base64url').slice(0, 24)}`;
+export const accessTokenHandle = (token: string) => `at_${sha256(token).slice(0, 24)}`;
 
 export function prismaAdapterFactory(db: Db, now = () => Date.now()) {
   return class PrismaAdapter implements Adapter {

@@ -3,7 +3,7 @@
 import { type Request, type Response, Router } from 'express';
 import type { AccessService } from '../oauth/access-service';
 import { html, page } from './html';
-import { loginUrl, sameOriginForms, signedIn, type PageDeps } from './session-pages';
+import { sameOriginForms, signedInOrSentToLogin, type PageDeps } from './session-pages';
 
 interface ConsoleDeps extends PageDeps {
   access: AccessService;
@@ -15,11 +15,7 @@ export function consolePages(deps: ConsoleDeps): Router {
   const router = Router();
   const sameOrigin = sameOriginForms(deps.baseUrl);
 
-  async function requireSession(req: Request, res: Response) {
-    const session = await signedIn(req, deps.sessions);
-    if (!session) res.redirect(303, loginUrl(req.method === 'GET' ? req.originalUrl : '/console'));
-    return session;
-  }
+  const requireSession = (req: Request, res: Response) => signedInOrSentToLogin(req, res, deps.sessions, req.method === 'GET' ? req.originalUrl : '/console');
 
   router.get('/', (_req, res) => res.redirect(303, '/console'));
 

@@ -8,7 +8,7 @@ import { NotFound, RateLimited } from '../lib/errors';
 import { accountIdOf } from '../oauth/accounts';
 import type { DeviceViewer } from '../oauth/device-pages';
 import { html, page, scopeList } from './html';
-import { loginUrl, sameOriginForms, signedIn, type PageDeps, type SignedIn } from './session-pages';
+import { sameOriginForms, signedInOrSentToLogin, type PageDeps, type SignedIn } from './session-pages';
 
 interface InteractionDeps extends PageDeps {
   db: Db;
@@ -36,8 +36,8 @@ export function interactionPages(deps: InteractionDeps): Router {
 
   /** The device pages are the provider's; they need a signed-in owner, who may sign in first. */
   router.all('/device', async (req, res, next) => {
-    const session = await signedIn(req, deps.sessions);
-    if (!session) return res.redirect(303, loginUrl(req.originalUrl));
+    const session = await signedInOrSentToLogin(req, res, deps.sessions);
+    if (!session) return;
     if (req.method === 'POST') {
       const decision = await deps.limits.consume('userCode', req.ip ?? '');
       if (!decision.allowed) return next(new RateLimited(decision.resetSeconds));
@@ -71,8 +71,8 @@ export function interactionPages(deps: InteractionDeps): Router {
   }
 
   router.get('/interaction/:uid', async (req, res) => {
-    const session = await signedIn(req, deps.sessions);
-    if (!session) return res.redirect(303, loginUrl(req.originalUrl));
+    const session = await signedInOrSentToLogin(req, res, deps.sessions);
+    if (!session) return;
     const details = await load(req, res);
     // A device was already approved on the provider's confirmation page, which the gate above guards.
     if ((details as Details & { deviceCode?: string }).deviceCode) return approve(req, res, details, session);
@@ -94,8 +94,8 @@ ${scopeList(requestedScopes(details))}
   });
 
   router.post('/interaction/:uid/approve', sameOrigin, form, async (req, res) => {
-    const session = await signedIn(req, deps.sessions);
-    if (!session) return res.redirect(303, loginUrl(`/interaction/${encodeURIComponent(String(req.params.uid))}`));
+    const session = await signedInOrSentToLogin(req, res, deps.sessions, `/interaction/${encodeURIComponent(String(req.params.uid))}`);
+    if (!session) return;
     await approve(req, res, await load(req, res), session);
   });
 

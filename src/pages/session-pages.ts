@@ -1,12 +1,12 @@
 // Owner sign-in and sign-out pages: /login, /signup (when open), /logout, sign-out everywhere and the
 // tenant switch. Forms post same-origin only; failures are rate limited per account and per IP.
-import { createHash } from 'node:crypto';
 import express, { type Request, type Response, Router } from 'express';
 import type { Principal } from '../auth/principal';
 import { SESSION_COOKIE, sessionCookieOptions, type SessionService } from '../auth/session-service';
 import type { RateLimits } from '../http/rate-limit';
 import { isSameOrigin } from '../http/security';
 import { AppError, CrossSiteRequest, RateLimited } from '../lib/errors';
+import { sha256 } from '../lib/hash';
 import { normaliseEmail, type OwnerService } from '../owners/owner-service';
 import { html, page } from './html';
 
@@ -37,12 +37,22 @@ export function safeNext(next: unknown): string {
 
 export const loginUrl = (next: string) => `/login?next=${encodeURIComponent(next)}`;
 
+/**
+ * The signed-in owner, or null once the visitor has been sent to sign in and come back to `returnTo`
+ * (by default the page asked for; a form post should name the page that shows the form).
+ */
+export async function signedInOrSentToLogin(req: Request, res: Response, sessions: SessionService, returnTo = req.originalUrl): Promise<SignedIn | null> {
+  const session = await signedIn(req, sessions);
+  if (!session) res.redirect(303, loginUrl(returnTo));
+  return session;
+}
+
 export function sameOriginForms(baseUrl: URL) {
   return (req: Request, _res: Response, next: (err?: unknown) => void) => next(isSameOrigin(req, baseUrl) ? undefined : new CrossSiteRequest());
 }
 
 /** Failed sign-ins are counted per account under a hash, so the counters keep no addresses. */
-const accountKey = (email: string) => createHash('sha256').update(email).digest('base64url');
+const accountKey = sha256;
 
 const GENERIC_FAILURE = 'The email or password is not correct.';
 
@@ -134,8 +144,8 @@ export function sessionPages(deps: PageDeps): Router {
   });
 
   router.post('/session/tenant', sameOrigin, form, async (req, res) => {
-    const session = await signedIn(req, deps.sessions);
-    if (!session) return res.redirect(303, loginUrl('/console'));
+    const session = await signedInOrSentToLogin(req, res, deps.sessions, '/console');
+    if (!session) return;
     const switched = await deps.sessions.switchTenant(session.token, String(req.body?.tenantId ?? ''));
     if (!switched) throw new AppError(404, 'not_found', 'You are not a member of that tenant.');
     res.redirect(303, safeNext(req.body?.next));

@@ -6,6 +6,7 @@ import type { Db } from '../../src/db/client';
 import { newId } from '../../src/lib/ids';
 import { accountIdOf } from '../../src/oauth/accounts';
 import { prismaAdapterFactory } from '../../src/oauth/adapter';
+import { resourcesOf } from '../../src/oauth/provider';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/registration-policy';
 import type { TestApp } from './app';
 
@@ -65,7 +66,7 @@ export async function accessToken(
   const accountId = accountIdOf({ ownerId: owner.ownerId, tenantId: owner.tenantId, sessionVersion });
   const client = await provider.Client.find(clientId ?? (await registerTestClient(app)));
   if (!client) throw new Error('the test client was not stored');
-  const audience = resource ?? `${app.config.baseUrl.origin}/api/v1`;
+  const audience = resource ?? resourcesOf(app.config.baseUrl).api;
   const grant = new provider.Grant({ accountId, clientId: client.clientId });
   grant.addResourceScope(audience, scopes.join(' '));
   const grantId = await grant.save();
