@@ -48,7 +48,7 @@ async function main() {
   const { openDatabase } = dist('db/open.js');
   const { buildApp } = dist('app.js');
   const { createLogger } = dist('lib/logger.js');
-  const { accountIdOf } = dist('oauth/accounts.js');
+  const { accountIdOf } = dist('auth/accounts.js');
   const { prismaAdapterFactory } = dist('oauth/adapter.js');
 
   const config = loadConfig({ DATABASE_URL: databaseUrl, FLOWS_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', PORT: '0' });

@@ -2,7 +2,7 @@
 import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/open';
-import { SWEEP_INTERVAL_MS, sweepExpired } from './db/sweep';
+import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
 import { createLogger, type Logger } from './lib/logger';
 import type { OwnerService } from './owners/owner-service';
 

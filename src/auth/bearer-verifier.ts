@@ -3,8 +3,7 @@
 // and session version.
 import type Provider from 'oidc-provider';
 import type { Db } from '../db/client';
-import { accessTokenHandle } from '../oauth/adapter';
-import { isCurrent, parseAccountId } from '../oauth/accounts';
+import { accessTokenHandle, isCurrent, parseAccountId } from './accounts';
 import { isScope, type Principal } from './principal';
 
 const MAX_TOKEN_LENGTH = 512;
@@ -40,8 +39,7 @@ export function createBearerVerifier({ db, provider, now = () => Date.now() }: {
       await touch(token);
       return {
         kind: 'bearer',
-        ownerId: account.ownerId,
-        tenantId: account.tenantId,
+        ...account,
         scopes: new Set((record.scope ?? '').split(' ').filter(isScope)),
         clientId: record.clientId ?? null,
       };

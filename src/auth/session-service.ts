@@ -3,10 +3,12 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { CookieOptions } from 'express';
 import type { Db } from '../db/client';
+import { SESSION_TTL_MS } from './lifetimes';
+import { accountHolds } from './accounts';
 import { SCOPES, type Principal } from './principal';
 
 export const SESSION_COOKIE = 'svc_session';
-export const SESSION_TTL_MS = 7 * 24 * 60 * 60 * 1000;
+export { SESSION_TTL_MS };
 
 /** Signed, out of scripts' reach, not sent on cross-site subrequests, and https-only when the service is. */
 export function sessionCookieOptions(baseUrl: URL, expiresAt: Date): CookieOptions {
@@ -39,18 +41,11 @@ export function createSessionService({ db, now = () => new Date() }: { db: Db; n
     async authenticate(token) {
       const session = await db.session.findUnique({
         where: { id: hashToken(token) },
-        select: {
-          ownerId: true,
-          tenantId: true,
-          sessionVersion: true,
-          expiresAt: true,
-          owner: { select: { sessionVersion: true, memberships: { select: { tenantId: true } } } },
-        },
+        select: { ownerId: true, tenantId: true, sessionVersion: true, expiresAt: true, owner: { select: { sessionVersion: true, memberships: { select: { tenantId: true } } } } },
       });
-      if (!session || session.expiresAt <= now()) return null;
-      if (session.owner.sessionVersion !== session.sessionVersion) return null;
-      if (!session.owner.memberships.some((m) => m.tenantId === session.tenantId)) return null;
-      return { kind: 'session', ownerId: session.ownerId, tenantId: session.tenantId, scopes: new Set(SCOPES), clientId: null };
+      if (!session || session.expiresAt <= now() || !accountHolds(session, session.owner)) return null;
+      const { ownerId, tenantId, sessionVersion } = session;
+      return { kind: 'session', ownerId, tenantId, sessionVersion, scopes: new Set(SCOPES), clientId: null };
     },
 
     async destroy(token) {

@@ -1,9 +1,9 @@
 // The one place where failures become responses: `{ error: { code, message } }` with the status of the
 // error. Unexpected errors answer a generic 500; their detail goes to the log with the request id only.
 import type { ErrorRequestHandler, Request, Response } from 'express';
-import { html, page } from '../pages/html';
 import { AppError, InvalidJson, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from '../lib/errors';
 import { BODY_LIMIT } from './body';
+import { html, page } from './html';
 
 /** The API always answers JSON; a browser navigating the pages (sign-in, console, consent) gets a page. */
 const wantsPage = (req: Request) => !req.path.startsWith('/api/') && req.accepts(['json', 'html']) === 'html';

@@ -8,7 +8,7 @@ import type { Db } from '../db/client';
 import { RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import type { Logger } from '../lib/logger';
-import { DEVICE_CODE_TTL } from '../oauth/provider';
+import { DEVICE_CODE_TTL } from '../auth/lifetimes';
 
 export interface Policy {
   points: number;

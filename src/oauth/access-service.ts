@@ -5,7 +5,7 @@ import type { Principal } from '../auth/principal';
 import { isScope, type Scope } from '../auth/principal';
 import type { Db } from '../db/client';
 import { NotFound } from '../lib/errors';
-import { parseAccountId } from './accounts';
+import { accountIdOf } from '../auth/accounts';
 
 type AccessToken = components['schemas']['AccessToken'];
 type AuthorizedClient = components['schemas']['AuthorizedClient'];
@@ -30,19 +30,20 @@ const scopesOf = (scope: string | undefined): Scope[] => (scope ?? '').split(' '
 const iso = (seconds: number) => new Date(seconds * 1000).toISOString();
 
 export function createAccessService({ db, now = () => new Date() }: { db: Db; now?: () => Date }) {
-  /** Live rows of one kind for the principal's owner and tenant, issued at the owner's current session version. */
+  /**
+   * Live rows of one kind issued to the principal's account: its owner and tenant at its session version
+   * (the principal was authenticated as current, so older versions are dead records).
+   */
   async function liveRecords<T extends { accountId: string; exp?: number }>(principal: Principal, type: string, where: object = {}) {
-    const [owner, rows] = await Promise.all([
-      db.owner.findUniqueOrThrow({ where: { id: principal.ownerId }, select: { sessionVersion: true } }),
-      db.oidcPayload.findMany({
-        where: { type, accountId: principal.ownerId, tenantId: principal.tenantId, consumedAt: null, expiresAt: { gt: now() }, ...where },
-        orderBy: { createdAt: 'desc' },
-        select: { id: true, payload: true, handle: true, grantId: true, lastUsedAt: true },
-      }),
-    ]);
+    const rows = await db.oidcPayload.findMany({
+      where: { type, accountId: principal.ownerId, tenantId: principal.tenantId, consumedAt: null, expiresAt: { gt: now() }, ...where },
+      orderBy: { createdAt: 'desc' },
+      select: { id: true, payload: true, handle: true, grantId: true, lastUsedAt: true },
+    });
+    const account = accountIdOf(principal);
     return rows
       .map((row) => ({ ...row, payload: row.payload as unknown as T }))
-      .filter((row) => parseAccountId(row.payload.accountId)?.sessionVersion === owner.sessionVersion)
+      .filter((row) => row.payload.accountId === account)
       .filter((row) => row.payload.exp === undefined || row.payload.exp * 1000 > now().getTime());
   }
 

@@ -2,17 +2,8 @@
 // interactions) in the OidcPayload table, so that every instance shares them.
 import { errors, type Adapter, type AdapterPayload } from 'oidc-provider';
 import type { Db } from '../db/client';
-import { sha256 } from '../lib/hash';
-import { parseAccountId } from './accounts';
-
-/**
- * Records stay readable this long past their expiry: the provider checks expiry itself, and an expired
- * device code must still be found for polling to answer `expired_token` rather than `invalid_grant`.
- */
-export const EXPIRED_GRACE_MS = 60 * 60 * 1000;
-
-/** The id an owner sees for an access token; derived from the token value, which is never shown. */
-export const accessTokenHandle = (token: string) => `at_${sha256(token).slice(0, 24)}`;
+import { accessTokenHandle, parseAccountId } from '../auth/accounts';
+import { EXPIRED_GRACE_MS } from '../auth/lifetimes';
 
 export function prismaAdapterFactory(db: Db, now = () => Date.now()) {
   return class PrismaAdapter implements Adapter {

@@ -2,9 +2,9 @@
 // device (Approve / Deny), success, and OAuth errors shown in the browser.
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Request } from 'express';
-import { html, page, raw, scopeList, type Html } from '../pages/html';
+import { html, page, raw, scopeList, type Html } from '../http/html';
 
-/** Set on the request by the /device gate (pages/device-gate.ts), which has already checked the session. */
+/** Set on the request by the /device gate (pages/interaction-pages.ts), which has already checked the session. */
 export interface DeviceViewer {
   email: string;
   tenantName: string;

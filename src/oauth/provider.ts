@@ -2,12 +2,13 @@
 // authorization code with PKCE S256, rotating refresh tokens, revocation and introspection. Access tokens
 // are opaque, bound to one resource (the API or the MCP endpoint) and to one owner in one tenant.
 import Provider, { errors, type Configuration, type KoaContextWithOIDC } from 'oidc-provider';
+import { isCurrent, parseAccountId } from '../auth/accounts';
+import { ACCESS_TOKEN_TTL, DEVICE_CODE_TTL, POLLING_INTERVAL, PROVIDER_SESSION_TTL, REFRESH_TOKEN_LIFETIME } from '../auth/lifetimes';
 import { SCOPES } from '../auth/principal';
 import type { Db } from '../db/client';
 import type { RateLimits } from '../http/rate-limit';
 import { newId } from '../lib/ids';
 import { deriveKey, signingJwk } from '../lib/keys';
-import { isCurrent, parseAccountId } from './accounts';
 import { prismaAdapterFactory } from './adapter';
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, oauthErrorPage } from './device-pages';
 import { checkRegistration, DEVICE_CODE_GRANT } from './registration-policy';
@@ -24,11 +25,6 @@ export const ROUTES = {
 };
 
 const HOUR = 60 * 60;
-const DAY = 24 * HOUR;
-export const ACCESS_TOKEN_TTL = HOUR;
-export const REFRESH_TOKEN_LIFETIME = 30 * DAY;
-export const DEVICE_CODE_TTL = 10 * 60;
-export const POLLING_INTERVAL = 5;
 
 export interface Resources {
   api: string;
@@ -99,11 +95,16 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
         if (problem) throw new errors.InvalidClientMetadata(problem);
       },
     },
-    // Every exchange (code, device code, refresh) lands here: the account must still hold.
-    findAccount: async (_ctx, sub) => {
+    // Every exchange (code, device code, refresh) lands here: the account must still hold. At the end of
+    // an approval it may have just stopped holding (a sign-out everywhere racing it): the client is told
+    // access_denied, where the library would otherwise fail on the missing account.
+    findAccount: async (ctx, sub) => {
       const account = parseAccountId(sub);
-      if (!account || !(await isCurrent(db, account))) return undefined;
-      return { accountId: sub, claims: () => ({ sub }) };
+      if (account && (await isCurrent(db, account))) return { accountId: sub, claims: () => ({ sub }) };
+      if (ctx.oidc.route === 'resume' || ctx.oidc.route === 'device_resume') {
+        throw new errors.AccessDenied('the owner signed out everywhere or left the tenant while approving');
+      }
+      return undefined;
     },
     // Only the grant made in this very interaction counts: consent is asked every time, so that a grant is
     // always made for the tenant the owner is signed in to now.
@@ -112,6 +113,10 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
       return grantId ? ctx.oidc.provider.Grant.find(grantId) : undefined;
     },
     issueRefreshToken: async (_ctx, client) => client.grantTypeAllowed('refresh_token'),
+    // Tokens live by their own lifetimes, not the browser's provider session: otherwise a second approval
+    // of the same client in the same browser, or that session's expiry, would silently end earlier tokens.
+    // They end by revocation, sign-out everywhere or lost membership (findAccount and the bearer check).
+    expiresWithSession: async () => false,
     rotateRefreshToken: true,
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
     ttl: {
@@ -121,7 +126,7 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
       Grant: REFRESH_TOKEN_LIFETIME,
       IdToken: HOUR,
       Interaction: HOUR,
-      Session: DAY,
+      Session: PROVIDER_SESSION_TTL,
       // A rotated refresh token inherits what is left of the first one's 30 days.
       RefreshToken: (_ctx, token) => Math.max(1, REFRESH_TOKEN_LIFETIME - (epoch() - (token.iiat ?? epoch()))),
     },

@@ -25,24 +25,37 @@ function checkTenantName(name: string): string {
 }
 
 export function createOwnerService({ db }: { db: Db }) {
+  /** A new tenant with the owner as its member, written together. */
   async function newTenantFor(ownerId: string, tenantName: string): Promise<TenantRef> {
-    const tenant = await db.tenant.create({ data: { id: newId('ten'), name: checkTenantName(tenantName) }, select: { id: true, name: true } });
-    await db.membership.create({ data: { id: newId('mem'), tenantId: tenant.id, ownerId } });
-    return tenant;
+    return db.tenant.create({
+      data: { id: newId('ten'), name: checkTenantName(tenantName), memberships: { create: { id: newId('mem'), ownerId } } },
+      select: { id: true, name: true },
+    });
   }
 
   /**
    * Creates the owner with a tenant of their own; for an existing owner, adds a new tenant and leaves
-   * the password as it is.
+   * the password as it is. Everything is checked before anything is written, and owner, tenant and
+   * membership are written in one nested create (one transaction), so a failure leaves nothing behind.
    */
   async function createOwner(input: { email: string; password: string; tenantName?: string }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
     const email = checkEmail(input.email);
     const existing = await db.owner.findUnique({ where: { email }, select: { id: true } });
     if (existing) return { ownerId: existing.id, tenant: await newTenantFor(existing.id, input.tenantName ?? email), created: false };
+    const tenantName = checkTenantName(input.tenantName ?? email.split('@')[0]);
     const problem = passwordProblem(input.password);
     if (problem) throw new ValidationFailed(problem);
-    const owner = await db.owner.create({ data: { id: newId('own'), email, passwordHash: await hashPassword(input.password) }, select: { id: true } });
-    return { ownerId: owner.id, tenant: await newTenantFor(owner.id, input.tenantName ?? email.split('@')[0]), created: true };
+    const passwordHash = await hashPassword(input.password);
+    const owner = await db.owner.create({
+      data: {
+        id: newId('own'),
+        email,
+        passwordHash,
+        memberships: { create: { id: newId('mem'), tenant: { create: { id: newId('ten'), name: tenantName } } } },
+      },
+      select: { id: true, memberships: { select: { tenant: { select: { id: true, name: true } } } } },
+    });
+    return { ownerId: owner.id, tenant: owner.memberships[0].tenant, created: true };
   }
 
   return {

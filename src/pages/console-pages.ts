@@ -2,7 +2,7 @@
 // revocation, sign out and sign out everywhere. The same service backs the API's access operations.
 import { type Request, type Response, Router } from 'express';
 import type { AccessService } from '../oauth/access-service';
-import { html, page } from './html';
+import { html, page } from '../http/html';
 import { sameOriginForms, signedInOrSentToLogin, type PageDeps } from './session-pages';
 
 interface ConsoleDeps extends PageDeps {

@@ -5,9 +5,9 @@ import type Provider from 'oidc-provider';
 import { isScope } from '../auth/principal';
 import type { Db } from '../db/client';
 import { NotFound, RateLimited } from '../lib/errors';
-import { accountIdOf } from '../oauth/accounts';
+import { accountIdOf } from '../auth/accounts';
 import type { DeviceViewer } from '../oauth/device-pages';
-import { html, page, scopeList } from './html';
+import { html, page, scopeList } from '../http/html';
 import { sameOriginForms, signedInOrSentToLogin, type PageDeps, type SignedIn } from './session-pages';
 
 interface InteractionDeps extends PageDeps {
@@ -54,10 +54,12 @@ export function interactionPages(deps: InteractionDeps): Router {
     }
   }
 
-  /** Approves for the signed-in owner's tenant: the account and a grant of exactly what was asked. */
+  /**
+   * Approves for the signed-in owner's tenant: the account and a grant of exactly what was asked. The
+   * account is the approving session's own, so a sign-out everywhere racing the approval ends the grant too.
+   */
   async function approve(req: Request, res: Response, details: Details, session: SignedIn) {
-    const { sessionVersion } = await deps.db.owner.findUniqueOrThrow({ where: { id: session.principal.ownerId }, select: { sessionVersion: true } });
-    const accountId = accountIdOf({ ownerId: session.principal.ownerId, tenantId: session.principal.tenantId, sessionVersion });
+    const accountId = accountIdOf(session.principal);
     const grant = new deps.provider.Grant({ accountId, clientId: String(details.params.client_id) });
     const missing = (details.prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
     const asked = [details.params.resource ?? deps.defaultResource].flat().map(String);

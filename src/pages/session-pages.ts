@@ -8,7 +8,7 @@ import { isSameOrigin } from '../http/security';
 import { AppError, CrossSiteRequest, RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { normaliseEmail, type OwnerService } from '../owners/owner-service';
-import { html, page } from './html';
+import { html, page } from '../http/html';
 
 export interface PageDeps {
   baseUrl: URL;

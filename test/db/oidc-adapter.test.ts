@@ -2,7 +2,9 @@
 // per-kind revocation by grant, and expired records kept for a grace period (so that polling an expired
 // device code answers expired_token rather than invalid_grant).
 import type { AdapterPayload } from 'oidc-provider';
-import { accessTokenHandle, EXPIRED_GRACE_MS, prismaAdapterFactory } from '../../src/oauth/adapter';
+import { accessTokenHandle } from '../../src/auth/accounts';
+import { EXPIRED_GRACE_MS } from '../../src/auth/lifetimes';
+import { prismaAdapterFactory } from '../../src/oauth/adapter';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 
 let database: TestDatabase;
@@ -78,7 +80,7 @@ it('keeps expired records readable for the grace period, then forgets them', asy
 });
 
 it('sweeps records past their grace period and ended sessions, and nothing else', async () => {
-  const { sweepExpired } = await import('../../src/db/sweep');
+  const { sweepExpired } = await import('../../src/auth/sweep');
   const codes = new Adapter('DeviceCode');
   await codes.upsert('old', payload(), 1);
   await codes.upsert('fresh', payload(), 600);

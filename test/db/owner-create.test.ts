@@ -50,6 +50,18 @@ it.each([
   expect(res.err).toContain(message);
 });
 
+it.each([[''], ['   '], ['x'.repeat(121)]])('writes nothing when the tenant name %j is refused', async (tenant) => {
+  const [owners, tenants] = await Promise.all([database.db.owner.count(), database.db.tenant.count()]);
+  for (const email of ['orphan@example.test', 'maria@acme.example']) {
+    const res = await run('--email', email, '--password', 'long enough password', '--tenant', tenant);
+    expect(res.code).toBe(1);
+    expect(res.err).toContain('tenant name must have 1 to 120 characters');
+  }
+  expect(await database.db.owner.count()).toBe(owners);
+  expect(await database.db.tenant.count()).toBe(tenants);
+  expect(await database.db.owner.findUnique({ where: { email: 'orphan@example.test' } })).toBeNull();
+});
+
 describe('bootstrap on first start', () => {
   it('creates the configured owner only while no owner exists', async () => {
     const fresh = await createTestDatabase();

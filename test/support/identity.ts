@@ -4,7 +4,7 @@ import { sign } from 'cookie-signature';
 import { SESSION_COOKIE } from '../../src/auth/session-service';
 import type { Db } from '../../src/db/client';
 import { newId } from '../../src/lib/ids';
-import { accountIdOf } from '../../src/oauth/accounts';
+import { accountIdOf } from '../../src/auth/accounts';
 import { prismaAdapterFactory } from '../../src/oauth/adapter';
 import { resourcesOf } from '../../src/oauth/provider';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/registration-policy';

@@ -1,7 +1,7 @@
 // Deletes what has expired for good: authorization-server records past their grace period and ended
 // sessions. Run hourly by the process; the tables only grow otherwise.
-import { EXPIRED_GRACE_MS } from '../oauth/adapter';
-import type { Db } from './client';
+import { EXPIRED_GRACE_MS } from './lifetimes';
+import type { Db } from '../db/client';
 
 export const SWEEP_INTERVAL_MS = 60 * 60 * 1000;
 

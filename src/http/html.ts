@@ -1,4 +1,5 @@
 // Server-rendered pages: one layout, inline styles only (no external assets), text always escaped.
+import { isScope, SCOPE_DESCRIPTIONS } from '../auth/principal';
 
 const ENTITIES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
@@ -59,13 +60,6 @@ ${body.value}
 </html>`;
 }
 
-export const SCOPE_DESCRIPTIONS: Record<string, string> = {
-  'flows:read': 'Read jobs, execution targets, connections, integrations and trigger availability',
-  'flows:write': 'Create, change, enable, disable and delete jobs; test conditions and templates',
-  'runs:read': 'Read runs and webhook activity',
-  'runs:write': 'Invoke jobs and stop runs',
-};
-
 export function scopeList(scopes: string[]): Html {
-  return html`<ul>${scopes.map((s) => html`<li><strong>${s}</strong> — ${SCOPE_DESCRIPTIONS[s] ?? s}</li>`)}</ul>`;
+  return html`<ul>${scopes.map((s) => html`<li><strong>${s}</strong> — ${(isScope(s) ? SCOPE_DESCRIPTIONS[s] : s)}</li>`)}</ul>`;
 }

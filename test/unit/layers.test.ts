@@ -1,0 +1,55 @@
+// Layers point one way: a folder of src/ imports only from folders below it, so shared facts live where
+// every user can reach them and no two folders depend on each other.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+
+const SRC = path.join(__dirname, '../../src');
+
+/** Lowest first. A module may import from its own folder and from lower ranks only. */
+const RANKS: Record<string, number> = {
+  lib: 0,
+  'config.ts': 1,
+  db: 2,
+  auth: 3,
+  owners: 3,
+  http: 4,
+  oauth: 5,
+  account: 5,
+  pages: 6,
+  cli: 7,
+  'app.ts': 8,
+  'main.ts': 9,
+};
+
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    return entry.isDirectory() ? sourceFiles(full) : entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/** `lib`, `config.ts`, …: the top-level entry of src/ a file belongs to. */
+const layerOf = (file: string) => path.relative(SRC, file).split(path.sep)[0];
+
+function importsOf(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  return [...text.matchAll(/^(?:import|export)\b[^'";]*?from '(\.[^']+)'/gm)].map((m) => path.resolve(path.dirname(file), m[1]));
+}
+
+it('ranks every top-level entry of src/', () => {
+  const entries = readdirSync(SRC);
+  expect(entries.filter((entry) => RANKS[entry] === undefined)).toEqual([]);
+});
+
+it('has no import from a higher or equal layer of another folder', () => {
+  const violations: string[] = [];
+  for (const file of sourceFiles(SRC)) {
+    const from = layerOf(file);
+    for (const target of importsOf(file)) {
+      if (!target.startsWith(SRC)) continue;
+      const to = layerOf(target.endsWith('.ts') ? target : `${target}.ts`);
+      if (to !== from && RANKS[to] >= RANKS[from]) violations.push(`${path.relative(SRC, file)} → ${path.relative(SRC, target)}`);
+    }
+  }
+  expect(violations).toEqual([]);
+});
