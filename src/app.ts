@@ -69,7 +69,13 @@ function mountProvider(provider: Provider): RequestHandler {
 
 export async function buildApp({ config, db, logger, contract = loadContract(), policies }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
-  const limits = createRateLimits({ db, provider: config.databaseProvider, policies, logger });
+  const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
+  const limits = createRateLimits({
+    db,
+    provider: config.databaseProvider,
+    policies: { api: perMinute(config.rateLimits.api), apiIp: perMinute(config.rateLimits.apiAddress), ...policies },
+    logger,
+  });
   const provider = createProvider({ baseUrl: config.baseUrl, secretKey: config.secretKey, db, limits, trustProxy: config.trustProxy });
   const sessions = createSessionService({ db });
   const owners = createOwnerService({ db });

@@ -22,6 +22,8 @@ export interface Config {
   signupOpen: boolean;
   /** Created on start when no owner exists yet. */
   bootstrapOwner: { email: string; password: string } | null;
+  /** API requests allowed per minute, per credential and per client address; 0 turns a limit off. */
+  rateLimits: { api: number; apiAddress: number };
 }
 
 export class ConfigError extends Error {
@@ -29,6 +31,9 @@ export class ConfigError extends Error {
     super(`${variable}: ${message}`);
   }
 }
+
+/** API requests per minute allowed per credential and per client address, unless configured. */
+export const DEFAULT_API_RATE_LIMITS = { api: 600, apiAddress: 1200 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
@@ -119,5 +124,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     signupOpen: signup === 'open',
     bootstrapOwner: bootstrapEmail && bootstrapPassword ? { email: bootstrapEmail, password: bootstrapPassword } : null,
+    rateLimits: {
+      api: integer(env, 'FLOWS_RATE_LIMIT_API', DEFAULT_API_RATE_LIMITS.api, 0, 1_000_000_000),
+      apiAddress: integer(env, 'FLOWS_RATE_LIMIT_API_ADDRESS', DEFAULT_API_RATE_LIMITS.apiAddress, 0, 1_000_000_000),
+    },
   };
 }

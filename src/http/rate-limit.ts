@@ -3,7 +3,7 @@
 // in the RateLimit table, so that every instance behind a load balancer spends the same budget.
 import type { Request, RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { DatabaseProvider } from '../config';
+import { DEFAULT_API_RATE_LIMITS, type DatabaseProvider } from '../config';
 import type { Db } from '../db/client';
 import { RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
@@ -11,6 +11,7 @@ import type { Logger } from '../lib/logger';
 import { DEVICE_CODE_TTL } from '../auth/lifetimes';
 
 export interface Policy {
+  /** Requests allowed per window; 0 turns the policy off (nothing is counted or refused). */
   points: number;
   durationSeconds: number;
 }
@@ -32,8 +33,8 @@ export const DEFAULT_POLICIES: {
   /** User codes entered at /device per IP (RFC 8628 section 5.1: user codes must not be guessable). */
   userCode: Policy;
 } = {
-  api: { points: 600, durationSeconds: 60 },
-  apiIp: { points: 1200, durationSeconds: 60 },
+  api: { points: DEFAULT_API_RATE_LIMITS.api, durationSeconds: 60 },
+  apiIp: { points: DEFAULT_API_RATE_LIMITS.apiAddress, durationSeconds: 60 },
   signInAccount: { points: 5, durationSeconds: 15 * 60 },
   signInIp: { points: 50, durationSeconds: 15 * 60 },
   registration: { points: 20, durationSeconds: 60 * 60 },
@@ -50,6 +51,8 @@ export interface Decision {
 }
 
 export interface RateLimits {
+  /** Whether the policy counts at all (a policy of 0 points is off). */
+  isOn(policy: PolicyName): boolean;
   /** Counts one point for key under the policy; never throws for a refused request (allowed: false). */
   consume(policy: PolicyName, key: string): Promise<Decision>;
   /** Reads a count without adding to it. */
@@ -77,8 +80,8 @@ function resolvePolicies(overrides: Partial<Record<PolicyName, Policy>>): Record
   const resolved = {} as Record<PolicyName, Policy>;
   for (const name of POLICY_NAMES) {
     const { points, durationSeconds } = overrides[name] ?? DEFAULT_POLICIES[name];
-    if (!Number.isInteger(points) || points < 1 || !Number.isFinite(durationSeconds) || durationSeconds <= 0) {
-      throw new Error(`Rate limit policy ${name}: points must be a positive integer and durationSeconds a positive number.`);
+    if (!Number.isInteger(points) || points < 0 || !Number.isFinite(durationSeconds) || durationSeconds <= 0) {
+      throw new Error(`Rate limit policy ${name}: points must be a non-negative integer and durationSeconds a positive number.`);
     }
     resolved[name] = { points, durationSeconds };
   }
@@ -121,7 +124,8 @@ async function counted<T>(operation: Promise<RateLimiterRes>, spent: (res: RateL
 export function createRateLimits({ db, provider, policies = {}, logger }: RateLimitsOptions): RateLimits {
   const resolved = resolvePolicies(policies);
   const limiterFor = limiterFactory(db, provider);
-  const limiters = Object.fromEntries(POLICY_NAMES.map((name) => [name, limiterFor(name, resolved[name])])) as Record<PolicyName, RateLimiterAbstract>;
+  const isOn = (policy: PolicyName) => resolved[policy].points > 0;
+  const limiters = Object.fromEntries(POLICY_NAMES.filter(isOn).map((name) => [name, limiterFor(name, resolved[name])])) as Record<PolicyName, RateLimiterAbstract>;
   // One point per interval (each poll sets its own window), and the count of slow_downs a code has earned;
   // neither need outlive the device code.
   const pollWindows = limiterFor('devicePoll', { points: 1, durationSeconds: DEVICE_CODE_TTL });
@@ -141,25 +145,33 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
     }
   }
 
+  const allowed = (policy: PolicyName) => decision(resolved[policy], null, true);
+
   return {
-    consume: (policy, key) =>
-      failingOpen(`consume ${policy}`, decision(resolved[policy], null, true), () =>
+    isOn,
+
+    async consume(policy, key) {
+      if (!isOn(policy)) return allowed(policy);
+      return failingOpen(`consume ${policy}`, allowed(policy), () =>
         counted(
           limiters[policy].consume(key),
           (res) => decision(resolved[policy], res, false),
           (res) => decision(resolved[policy], res, true),
         ),
-      ),
+      );
+    },
 
-    peek: (policy, key) =>
-      failingOpen(`peek ${policy}`, decision(resolved[policy], null, true), async () => {
+    async peek(policy, key) {
+      if (!isOn(policy)) return allowed(policy);
+      return failingOpen(`peek ${policy}`, allowed(policy), async () => {
         const res = live(await limiters[policy].get(key));
         return decision(resolved[policy], res, !res || res.consumedPoints < resolved[policy].points);
-      }),
+      });
+    },
 
     reset: (policy, key) =>
       failingOpen(`reset ${policy}`, undefined, async () => {
-        await limiters[policy].delete(key);
+        await limiters[policy]?.delete(key);
       }),
 
     poll: (deviceCode, intervalSeconds) =>
@@ -183,6 +195,7 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
  * draft-ietf-httpapi-ratelimit-headers fields; a refused request goes to the error handler as a 429.
  */
 export function rateLimit(limits: RateLimits, policy: PolicyName, keyOf: (req: Request) => string | null): RequestHandler {
+  if (!limits.isOn(policy)) return (_req, _res, next) => next();
   return async (req, res, next) => {
     const key = keyOf(req);
     if (key === null) return next();

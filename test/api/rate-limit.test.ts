@@ -9,7 +9,9 @@ import { errorHandler } from '../../src/http/error-handler';
 import { createRateLimits, rateLimit, type PolicyName, type RateLimits } from '../../src/http/rate-limit';
 import { requestContext } from '../../src/http/request-context';
 import { createLogger } from '../../src/lib/logger';
+import { startTestApp } from '../support/app';
 import { createTestDatabase, provider, type TestDatabase } from '../support/databases';
+import { accessToken, createOwner } from '../support/identity';
 
 const POLICIES = {
   api: { points: 3, durationSeconds: 60 },
@@ -176,11 +178,14 @@ describe('RateLimits', () => {
     expect(codes.filter((c) => c === 'ok')).toHaveLength(1);
   });
 
-  it('refuses a policy that is not a positive budget', () => {
+  it('refuses a policy that is not a budget (0 points is one: off)', () => {
     const db = database.db;
-    expect(() => createRateLimits({ db, provider, policies: { api: { points: 0, durationSeconds: 60 } } })).toThrow(/policy api/);
+    expect(() => createRateLimits({ db, provider, policies: { api: { points: -1, durationSeconds: 60 } } })).toThrow(/policy api/);
     expect(() => createRateLimits({ db, provider, policies: { api: { points: 1.5, durationSeconds: 60 } } })).toThrow(/policy api/);
     expect(() => createRateLimits({ db, provider, policies: { registration: { points: 1, durationSeconds: 0 } } })).toThrow(/policy registration/);
+    const off = createRateLimits({ db, provider, policies: { api: { points: 0, durationSeconds: 60 } } });
+    expect(off.isOn('api')).toBe(false);
+    expect(off.isOn('apiIp')).toBe(true);
   });
 });
 
@@ -225,5 +230,35 @@ describe('when the store fails', () => {
     } finally {
       await db.$disconnect();
     }
+  });
+});
+
+describe('API limits from the configuration', () => {
+  async function statuses(rateLimits: { api: number; apiAddress: number }, count: number) {
+    const app = await startTestApp({ rateLimits });
+    try {
+      const owner = await createOwner(app.database.db);
+      const authorization = `Bearer ${await accessToken(app, owner, { scopes: ['flows:read'] })}`;
+      const answers = [];
+      for (let i = 0; i < count; i++) answers.push(await request(app.app).get('/api/v1/me').set('authorization', authorization));
+      return answers;
+    } finally {
+      await app.close();
+    }
+  }
+
+  it('refuses the request past FLOWS_RATE_LIMIT_API per credential', async () => {
+    const answers = await statuses({ api: 2, apiAddress: 0 }, 3);
+    expect(answers.map((res) => res.status)).toEqual([200, 200, 429]);
+    expect(answers[0].headers['ratelimit-limit']).toBe('2');
+  });
+
+  it('refuses the request past FLOWS_RATE_LIMIT_API_ADDRESS per address', async () => {
+    expect((await statuses({ api: 0, apiAddress: 2 }, 3)).map((res) => res.status)).toEqual([200, 200, 429]);
+  });
+
+  it('counts nothing when both are 0', async () => {
+    const answers = await statuses({ api: 0, apiAddress: 0 }, 25);
+    expect(answers.every((res) => res.status === 200 && res.headers['ratelimit-limit'] === undefined)).toBe(true);
   });
 });

@@ -1,7 +1,7 @@
 // A real app on a real database of its own, for one test file.
 import { randomBytes } from 'node:crypto';
 import { buildApp, type App, type AppDeps } from '../../src/app';
-import type { Config } from '../../src/config';
+import { DEFAULT_API_RATE_LIMITS, type Config } from '../../src/config';
 import { createLogger } from '../../src/lib/logger';
 import { createTestDatabase, provider, type TestDatabase } from './databases';
 
@@ -20,6 +20,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     trustProxy: false,
     signupOpen: false,
     bootstrapOwner: null,
+    rateLimits: DEFAULT_API_RATE_LIMITS,
     ...overrides,
   };
 }

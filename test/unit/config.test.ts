@@ -31,7 +31,15 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ signupOpen: true, bootstrapOwner: { email: 'a@example.test', password: 'long enough password' } });
   });
 
+  it('reads the API rate limits per minute, 0 turning one off', () => {
+    expect(loadConfig({ ...sqlite }).rateLimits).toEqual({ api: 600, apiAddress: 1200 });
+    expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
+  });
+
   it.each([
+    ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],
+    ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: 'lots' }],
+    ['FLOWS_RATE_LIMIT_API_ADDRESS', { FLOWS_RATE_LIMIT_API_ADDRESS: '1.5' }],
     ['PORT', { PORT: 'eighty' }],
     ['PORT', { PORT: '70000' }],
     ['BASE_URL', { BASE_URL: 'not a url' }],
