@@ -1,4 +1,6 @@
 // Process entry: config → database → app → listen; graceful shutdown on SIGTERM and SIGINT.
+import type { Server } from 'node:http';
+import type { Express } from 'express';
 import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/open';
@@ -29,6 +31,18 @@ async function ensureOwner(config: Config, owners: OwnerService, logger: Logger)
   );
 }
 
+/** Listens, or fails with a message naming the port when it cannot (in use, not permitted). */
+function listen(app: Express, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (err?: Error) => {
+      if (!err) return resolve(server);
+      const code = (err as NodeJS.ErrnoException).code;
+      const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be used (${code ?? err.message})`;
+      reject(new Error(`port ${port} on ${host} ${why}; stop the other process or set PORT to a free port`));
+    });
+  });
+}
+
 async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
@@ -43,9 +57,8 @@ async function main() {
   }, SWEEP_INTERVAL_MS);
   sweeper.unref();
 
-  const server = app.listen(config.port, config.host, () => {
-    logger.info({ url: config.baseUrl.href, database: config.databaseProvider }, `Flows is listening on ${config.baseUrl.href}`);
-  });
+  const server = await listen(app, config.port, config.host);
+  logger.info({ url: config.baseUrl.href, database: config.databaseProvider }, `Flows is listening on ${config.baseUrl.href}`);
 
   let stopping = false;
   const shutdown = (signal: string) => {

@@ -1,0 +1,70 @@
+// The process itself, as `npm start` runs it: it serves, stops cleanly on SIGTERM, and refuses to pretend
+// when its port is taken.
+import { spawn } from 'node:child_process';
+import { copyFileSync, mkdtempSync, rmSync } from 'node:fs';
+import { createServer, type AddressInfo, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { sqliteTemplate } from '../support/databases';
+
+const ROOT = path.join(__dirname, '../..');
+const dir = mkdtempSync(path.join(tmpdir(), 'flows-process-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+interface Exit {
+  code: number | null;
+  output: string;
+}
+
+/** Starts src/main.ts on a copy of the migrated template database; `until` decides when to stop it. */
+function start(port: number, until?: (output: string) => boolean): Promise<Exit> {
+  const database = path.join(dir, `${port}.db`);
+  copyFileSync(sqliteTemplate, database);
+  const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
+    cwd: ROOT,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${database}`, FLOWS_SECRET_KEY: 'b'.repeat(64), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const collect = (chunk: Buffer) => {
+    output += chunk;
+    if (until?.(output)) child.kill('SIGTERM');
+  };
+  child.stdout.on('data', collect);
+  child.stderr.on('data', collect);
+  const deadline = setTimeout(() => child.kill('SIGKILL'), 25_000);
+  return new Promise((resolve) => child.on('exit', (code) => (clearTimeout(deadline), resolve({ code, output }))));
+}
+
+async function occupiedPort(): Promise<Server> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return server;
+}
+
+it('exits 1 naming the port when the port is in use, and never claims to listen', async () => {
+  const busy = await occupiedPort();
+  try {
+    const { port } = busy.address() as AddressInfo;
+    const { code, output } = await start(port);
+    expect(code).toBe(1);
+    expect(output).toContain(`port ${port} on 127.0.0.1 is already in use`);
+    expect(output).not.toContain('is listening');
+  } finally {
+    busy.close();
+  }
+});
+
+it('serves, then stops with exit code 0 on SIGTERM', async () => {
+  const probe = await occupiedPort();
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  let ready: Promise<number> | undefined;
+  const exit = await start(port, (output) => {
+    if (!ready && output.includes('is listening')) ready = fetch(`http://127.0.0.1:${port}/readyz`).then((res) => res.status);
+    return output.includes('"path":"/readyz"');
+  });
+  expect(await ready).toBe(200);
+  expect(exit.code).toBe(0);
+  expect(exit.output).toContain('shutting down');
+});
