@@ -2,6 +2,7 @@
 // device (Approve / Deny), success, and OAuth errors shown in the browser.
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Request } from 'express';
+import { PROVIDER_SESSION_TTL } from '../auth/lifetimes';
 import { html, page, raw, scopeList, type Html } from '../http/html';
 
 /** Set on the request by the /device gate (pages/interaction-pages.ts), which has already checked the session. */
@@ -17,7 +18,21 @@ const respond = (ctx: KoaContextWithOIDC, title: string, body: Html) => {
   ctx.body = page(title, body);
 };
 
+/**
+ * After an error the library renders this page again with a new xsrf secret in its browser session. When
+ * the browser brought no session (it never loaded GET /device, or its session expired), that session is
+ * new and the library would fail saving it: store it here and give the browser its cookie, so the form
+ * works on the next submit.
+ */
+async function keepNewSession(ctx: KoaContextWithOIDC) {
+  const session = ctx.oidc.session as (NonNullable<KoaContextWithOIDC['oidc']['session']> & { id: string; exp?: number }) | undefined;
+  if (!session || typeof session.exp === 'number') return;
+  await session.save(PROVIDER_SESSION_TTL);
+  ctx.oidc.cookies.set(ctx.oidc.provider.cookieName('session'), session.id, { httpOnly: true, sameSite: 'lax' });
+}
+
 export async function deviceInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { name?: string; userCode?: string }) {
+  if (err) await keepNewSession(ctx);
   const message = !err
     ? null
     : err.userCode || err.name === 'NoCodeError'

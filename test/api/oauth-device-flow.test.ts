@@ -160,3 +160,27 @@ it('refuses tokens at the next exchange once the owner leaves the tenant', async
   expect(await tokenError(oauth.refreshTokenGrant(config, tokens.refresh_token!))).toBe('invalid_grant');
 });
 
+
+it('answers a code posted without the device page loaded first with that page, whose form then works', async () => {
+  const config = await registeredClient();
+  const device = await oauth.initiateDeviceAuthorization(config, { scope: 'flows:read' });
+  const browser = await ownerBrowser();
+
+  const refused = await browser.request('/device', { method: 'POST', form: { user_code: device.user_code } });
+  expect(refused.status).toBe(400);
+  expect(refused.text).toContain(`<form method="post" action="${server.url}/device">`);
+
+  const confirm = await browser.submit(refused.text, { user_code: device.user_code });
+  expect(confirm.status).toBe(200);
+  expect(confirm.text).toContain('Approve a device');
+  const approved = await browser.submit(confirm.text, {}, 'op.deviceConfirmForm');
+  expect(approved.text).toContain('Device approved');
+  expect((await poll(config, device)).access_token).toBeDefined();
+});
+
+it('answers an unknown device interaction with a page, not a failure', async () => {
+  const browser = await ownerBrowser();
+  const res = await browser.request('/device/no-such-interaction');
+  expect(res.status).toBe(400);
+  expect(res.text).toContain('Connect a device');
+});
