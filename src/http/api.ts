@@ -20,6 +20,10 @@ function newAjv(options: Record<string, unknown>) {
   return ajv;
 }
 
+/** What a message quotes of the request is cut to this many characters: a 100 KB property name is not echoed whole. */
+const MAX_QUOTED = 100;
+const clip = (text: string) => (text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text);
+
 /** `/requestBody/triggers/0/cron` → `triggers[0].cron`; `/query/limit` → `limit`. */
 function fieldOf(error: ErrorObject): string {
   const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
@@ -32,7 +36,7 @@ function fieldOf(error: ErrorObject): string {
 }
 
 function describe(error: ErrorObject): string {
-  const field = fieldOf(error);
+  const field = clip(fieldOf(error));
   if (field === 'body' && error.keyword === 'required') return 'The request body is required.';
   if (error.keyword === 'required') return `\`${field}\` is required.`;
   if (error.keyword === 'additionalProperties') return `\`${field}\` is not an allowed property.`;
@@ -40,7 +44,7 @@ function describe(error: ErrorObject): string {
     if (error.params.tagValue === undefined) return `\`${field}\` is required.`;
     return error.params.error === 'tag'
       ? `\`${field}\` must be a string (discriminator).`
-      : `\`${field}\` must be one of the documented types, not ${JSON.stringify(error.params.tagValue)} (discriminator).`;
+      : `\`${field}\` must be one of the documented types, not ${clip(JSON.stringify(error.params.tagValue))} (discriminator).`;
   }
   return `\`${field}\` ${error.message} (${error.keyword}).`;
 }
@@ -80,7 +84,7 @@ export async function createApi({ contract, authorizer, handlers }: { contract: 
     },
     methodNotAllowed: (c: Context, req: Request) => {
       const allow = METHODS.filter((method) => backend.router.matchOperation({ method, path: c.request.path, headers: {} } as any)).map((m) => m.toUpperCase());
-      throw new MethodNotAllowed(req.method, allow);
+      throw new MethodNotAllowed(req.method, allow.includes('GET') ? [...allow, 'HEAD'] : allow);
     },
     postSecurityHandler: async (c: Context, req: Request) => {
       const operation = c.operation as Operation;
@@ -116,8 +120,9 @@ export async function createApi({ contract, authorizer, handlers }: { contract: 
 
   await backend.init();
 
+  // HEAD is GET without the body (RFC 9110 section 9.3.2); Node leaves the body out of HEAD answers.
   const toRequest = (req: Request) => ({
-    method: req.method,
+    method: req.method === 'HEAD' ? 'GET' : req.method,
     path: req.originalUrl.split('?')[0],
     query: req.query as Record<string, string | string[]>,
     headers: req.headers as Record<string, string | string[]>,

@@ -23,14 +23,15 @@ export function requirementOf(security: SecurityRequirement[] | undefined): Requ
 
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS']);
 
-/** Whether a cookie-carrying request comes from this service's own pages (Origin, else Sec-Fetch-Site). */
+/**
+ * Whether a cookie-carrying request comes from this service's own pages: its Origin is the service's, or
+ * (when the browser sends none, or `Origin: null` from a privacy-sensitive context) Sec-Fetch-Site says
+ * same-origin. A request that shows neither is refused: it cannot prove where it comes from.
+ */
 export function isSameOrigin(req: Request, baseUrl: URL): boolean {
   const origin = req.get('origin');
-  const site = req.get('sec-fetch-site');
-  // Browsers send `Origin: null` from privacy-sensitive contexts; Sec-Fetch-Site still tells.
   if (origin && origin !== 'null') return origin === baseUrl.origin;
-  if (origin === 'null') return site === 'same-origin';
-  return !site || site === 'same-origin' || site === 'none';
+  return req.get('sec-fetch-site') === 'same-origin';
 }
 
 export interface Authorizer {

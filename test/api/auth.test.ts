@@ -206,6 +206,21 @@ describe('cross-site requests with the session cookie', () => {
     expect(res.body.error.code).toBe('cross_site_request');
   });
 
+  it('refuses an unsafe request that shows neither Origin nor Sec-Fetch-Site', async () => {
+    const cookie = await sessionCookie(app, owner);
+    const res = await create({ cookie });
+    expect(res.status).toBe(403);
+    expect(res.body.error.code).toBe('cross_site_request');
+    expect((await create({ cookie, 'sec-fetch-site': 'none' })).body.error.code).toBe('cross_site_request');
+  });
+
+  it('accepts Sec-Fetch-Site: same-origin when the browser sends no Origin, or Origin: null', async () => {
+    const cookie = await sessionCookie(app, owner);
+    expect((await create({ cookie, 'sec-fetch-site': 'same-origin' })).status).toBe(501);
+    expect((await create({ cookie, origin: 'null', 'sec-fetch-site': 'same-origin' })).status).toBe(501);
+    expect((await create({ cookie, origin: 'null' })).body.error.code).toBe('cross_site_request');
+  });
+
   it('refuses an unsafe request a browser marks cross-site', async () => {
     const cookie = await sessionCookie(app, owner);
     expect((await create({ cookie, 'sec-fetch-site': 'cross-site' })).body.error.code).toBe('cross_site_request');

@@ -82,6 +82,13 @@ describe('request bodies', () => {
     expect(res.body.error.message).toBe('`concurrencyLimit` must be <= 50 (maximum).');
   });
 
+  it('quotes at most 100 characters of a property name it refuses', async () => {
+    const name = 'k'.repeat(100_000);
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...validJob, [name]: 1 } });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.message).toBe(`\`${'k'.repeat(100)}…\` is not an allowed property.`);
+  });
+
   it('refuses an unknown query parameter with 400', async () => {
     const res = await call(app, 'GET', '/api/v1/jobs?colour=blue', { headers: bearer });
     expectError(res, 400, 'validation_failed');
@@ -104,7 +111,29 @@ describe('routing', () => {
   it('answers 405 with Allow for a method the path does not have', async () => {
     const res = await call(app, 'PUT', '/api/v1/jobs', { headers: bearer, body: validJob });
     expectError(res, 405, 'method_not_allowed');
-    expect(res.headers.allow).toBe('GET, POST');
+    expect(res.headers.allow).toBe('GET, POST, HEAD');
+  });
+
+  it('answers HEAD wherever GET is answered, with the same status and headers and no body', async () => {
+    const get = await call(app, 'GET', '/api/v1/me', { headers: bearer });
+    const head = await request(app.app).head('/api/v1/me').set(bearer);
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe(get.headers['content-type']);
+    expect(head.headers['content-length']).toBe(get.headers['content-length']);
+    expect(head.text).toBeUndefined();
+    expect((await request(app.app).head('/api/v1/me')).status).toBe(401);
+  });
+
+  it.each(['/api/v1/jobs/%zz', '/api/v1/runs/%E0%A4%A', '/api/v1/jobs/%'])('refuses the malformed percent-encoding of %s with 400 before authentication', async (path) => {
+    const res = await call(app, 'GET', path);
+    expectError(res, 400, 'invalid_path');
+  });
+
+  it('marks every API answer, success or error, as not to be stored', async () => {
+    for (const [path, headers] of [['/api/v1/me', bearer], ['/api/v1/me', {}], ['/api/v1/nothing-here', bearer], ['/api/v1/jobs/%zz', {}]] as const) {
+      const res = await request(app.app).get(path).set(headers);
+      expect(`${path} ${res.status} ${res.headers['cache-control']}`).toBe(`${path} ${res.status} no-store`);
+    }
   });
 
   it('answers 501 not_implemented, never a fake success, for operations not available yet', async () => {
