@@ -31,7 +31,7 @@ function fieldOf(error: ErrorObject): string {
   if (error.keyword === 'additionalProperties') segments.push(error.params.additionalProperty);
   if (error.keyword === 'discriminator') segments.push(error.params.tag);
   const [where, ...path] = segments;
-  if (path.length === 0) return where === 'requestBody' ? 'body' : where;
+  if (path.length === 0) return where === undefined || where === 'requestBody' ? 'body' : where;
   return path.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
 }
 
@@ -126,7 +126,9 @@ export async function createApi({ contract, authorizer, handlers }: { contract: 
     path: req.originalUrl.split('?')[0],
     query: req.query as Record<string, string | string[]>,
     headers: req.headers as Record<string, string | string[]>,
-    body: req.body,
+    // openapi-backend JSON-parses a body that is not an object once more; a body that is a JSON string
+    // (`"{…}"`) must reach validation as the string it is.
+    body: typeof req.body === 'string' ? JSON.stringify(req.body) : req.body,
   });
 
   return {

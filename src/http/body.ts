@@ -33,12 +33,23 @@ function depthOf(value: unknown, depth = 0): number {
   return max;
 }
 
-// Not strict: a bare JSON value is JSON; the schema then says what the body must be.
-const parse = express.json({ limit: BODY_LIMIT, strict: false, type: (req) => isJsonMediaType(req.headers['content-type']) });
+const EMPTY = Symbol('empty body');
+
+// Not strict: a bare JSON value is JSON; the schema then says what the body must be. An empty body is no
+// body (the parser would make it `{}`), so that "body required" holds.
+const parse = express.json({
+  limit: BODY_LIMIT,
+  strict: false,
+  type: (req) => isJsonMediaType(req.headers['content-type']),
+  verify: (req, _res, raw) => {
+    if (raw.length === 0) (req as unknown as Record<symbol, boolean>)[EMPTY] = true;
+  },
+});
 
 export const jsonBody: RequestHandler = (req, res, next) => {
   parse(req, res, (err?: unknown) => {
     if (err) return next(err);
+    if ((req as unknown as Record<symbol, boolean>)[EMPTY]) req.body = undefined;
     if (depthOf(req.body) > MAX_DEPTH) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
     next();
   });

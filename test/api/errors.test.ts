@@ -82,6 +82,26 @@ describe('request bodies', () => {
     expect(res.body.error.message).toBe('`concurrencyLimit` must be <= 50 (maximum).');
   });
 
+  it('takes a body that is a JSON string for the string it is, not for the JSON inside it', async () => {
+    for (const raw of [JSON.stringify(JSON.stringify(validJob)), '"a string"']) {
+      const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json' }, raw });
+      expectError(res, 400, 'validation_failed');
+      expect(res.body.error.message).toBe('`body` must be object (type).');
+    }
+  });
+
+  it('takes an empty JSON body for no body', async () => {
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json' }, raw: '' });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.message).toBe('The request body is required.');
+  });
+
+  it('refuses a trigger that is not an object', async () => {
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...validJob, triggers: [42] } });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.message).toBe('`triggers[0]` must be object (type).');
+  });
+
   it('quotes at most 100 characters of a property name it refuses', async () => {
     const name = 'k'.repeat(100_000);
     const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...validJob, [name]: 1 } });
