@@ -69,6 +69,10 @@ export async function createApi({ contract, authorizer, handlers }: { contract: 
   const backend = new OpenAPIBackend({
     definition: withoutDiscriminatorMappings(contract.inlined),
     strict: true,
+    // Validators are compiled per operation on first use rather than all at start (seconds of CPU, and the
+    // response validators are never used at run time); the document is already inlined, so the quick
+    // path's synchronous dereference has nothing to resolve.
+    quick: true,
     validate: true,
     coerceTypes: true,
     customizeAjv: (_draft07, options) => newAjv(options as Record<string, unknown>) as any,
