@@ -4,7 +4,7 @@ import Ajv2020 from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
-import OpenAPIBackend, { type Context, type Operation } from 'openapi-backend';
+import OpenAPIBackend, { type Context, type Document, type Operation } from 'openapi-backend';
 import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
 import type { Contract } from './contract';
 import { requirementOf, type Authorizer, type Requirement } from './security';
@@ -56,18 +56,9 @@ export interface Api {
   backend: OpenAPIBackend;
 }
 
-/** Ajv's discriminator support refuses `mapping` (which the SDK types need); branches are told apart by their `const`. */
-function withoutDiscriminatorMappings(node: any): any {
-  if (Array.isArray(node)) return node.map(withoutDiscriminatorMappings);
-  if (node === null || typeof node !== 'object') return node;
-  const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, withoutDiscriminatorMappings(value)]));
-  if (copy.discriminator?.mapping) copy.discriminator = { propertyName: copy.discriminator.propertyName };
-  return copy;
-}
-
 export async function createApi({ contract, authorizer, handlers }: { contract: Contract; authorizer: Authorizer; handlers: HandlerMap }): Promise<Api> {
   const backend = new OpenAPIBackend({
-    definition: withoutDiscriminatorMappings(contract.inlined),
+    definition: contract.inlined as Document,
     strict: true,
     // Validators are compiled per operation on first use rather than all at start (seconds of CPU, and the
     // response validators are never used at run time); the document is already inlined, so the quick

@@ -1,18 +1,20 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { parse } from 'yaml';
+import { load as parse } from 'js-yaml';
 import { projectRoot } from '../lib/paths';
 
 export interface Contract {
   yaml: string;
   document: Record<string, any>;
-  /** The document with every local `$ref` inlined as a fresh copy. */
+  /** The document as validators take it: every local `$ref` inlined as a fresh copy, discriminator mappings dropped. */
   inlined: Record<string, any>;
 }
 
 /**
  * Inlines local `$ref`s (siblings such as `description` are kept, as OpenAPI 3.1 allows). Every use gets
  * its own copy: openapi-backend rewrites objects met twice into `$ref`s, which breaks shared `properties`.
+ * Discriminator mappings are dropped: Ajv refuses them (the SDK types need them), and the branches are
+ * told apart by their `type` const anyway.
  */
 export function inlineRefs(document: Record<string, any>): Record<string, any> {
   const resolve = (pointer: string) =>
@@ -28,7 +30,9 @@ export function inlineRefs(document: Record<string, any>): Record<string, any> {
       if (target === undefined) throw new Error(`unresolved $ref ${$ref}`);
       return { ...visit(target, [...stack, $ref]), ...visit(siblings, stack) };
     }
-    return Object.fromEntries(Object.entries(node).map(([key, value]) => [key, visit(value, stack)]));
+    const copy = Object.fromEntries(Object.entries(node).map(([key, value]) => [key, visit(value, stack)]));
+    if (copy.discriminator?.mapping) copy.discriminator = { propertyName: copy.discriminator.propertyName };
+    return copy;
   };
   return visit(document, []);
 }
@@ -36,6 +40,6 @@ export function inlineRefs(document: Record<string, any>): Record<string, any> {
 /** The OpenAPI document, read once: the routing and validation source and what /openapi.* serve. */
 export function loadContract(file = path.join(projectRoot, 'openapi', 'openapi.yaml')): Contract {
   const yaml = readFileSync(file, 'utf8');
-  const document = parse(yaml);
+  const document = parse(yaml) as Record<string, any>;
   return { yaml, document, inlined: inlineRefs(document) };
 }

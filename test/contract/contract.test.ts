@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import path from 'node:path';
 import request from 'supertest';
-import { parse } from 'yaml';
+import { load as parse } from 'js-yaml';
 import { inlineRefs, loadContract } from '../../src/http/contract';
 import { projectRoot } from '../../src/lib/paths';
 import { startTestApp, type TestApp } from '../support/app';

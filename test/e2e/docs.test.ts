@@ -3,7 +3,7 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { Page } from 'playwright-core';
-import { parse } from 'yaml';
+import { load as parse } from 'js-yaml';
 import { launchBrowser, watchPage, type PageActivity, type TestBrowser } from '../support/browser';
 import { startListeningApp, type ListeningApp } from '../support/server';
 
@@ -16,7 +16,7 @@ interface Operation {
 
 /** Swagger UI's id for an operation's block under each of its tags (`default` when it has none). */
 function expectedBlockIds(): string[] {
-  const contract = parse(readFileSync(path.join(__dirname, '../../openapi/openapi.yaml'), 'utf8'));
+  const contract = parse(readFileSync(path.join(__dirname, '../../openapi/openapi.yaml'), 'utf8')) as { paths: unknown };
   const operations = Object.values(contract.paths as Record<string, Record<string, Operation>>).flatMap((item) =>
     METHODS.flatMap((method) => (item[method] ? [item[method]] : [])),
   );
