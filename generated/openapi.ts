@@ -2894,7 +2894,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part). */
+        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding or a NUL character), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;

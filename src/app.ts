@@ -10,7 +10,7 @@ import { createSessionService, SESSION_COOKIE, type SessionService } from './aut
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { createApi, type Api } from './http/api';
-import { decodablePath, noStore } from './http/api-guards';
+import { noStore, usableRequestLine } from './http/api-guards';
 import { jsonBody, requireJson } from './http/body';
 import { loadContract, type Contract } from './http/contract';
 import { docsRouter } from './http/docs';
@@ -116,7 +116,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use('/api', noStore, decodablePath, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
+  app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));

@@ -1,11 +1,12 @@
-// What every /api answer gets before routing: no caching of answers (they carry tenant data), and a path
-// that decodes, so that nothing downstream trips over a malformed percent-encoding.
+// What every /api request passes before routing: answers are not to be cached (they carry tenant data),
+// and the path and query must be text the service can use: a percent-encoding that decodes, no NUL.
 import type { RequestHandler } from 'express';
-import { AppError } from '../lib/errors';
+import { AppError, ValidationFailed } from '../lib/errors';
+import { containsNul } from './body';
 
 export class InvalidPath extends AppError {
   constructor() {
-    super(400, 'invalid_path', 'The request path has a malformed percent-encoding.');
+    super(400, 'invalid_path', 'The request path has a malformed percent-encoding or a NUL character.');
   }
 }
 
@@ -14,11 +15,14 @@ export const noStore: RequestHandler = (_req, res, next) => {
   next();
 };
 
-export const decodablePath: RequestHandler = (req, _res, next) => {
+export const usableRequestLine: RequestHandler = (req, _res, next) => {
+  let path: string;
   try {
-    decodeURIComponent(req.path);
+    path = decodeURIComponent(req.path);
   } catch {
     return next(new InvalidPath());
   }
+  if (path.includes('\u0000')) return next(new InvalidPath());
+  if (containsNul(req.query)) return next(new ValidationFailed('A query parameter contains a NUL character (%00).'));
   next();
 };

@@ -26,6 +26,16 @@ export function requireJson(takesBody: (req: Parameters<RequestHandler>[0]) => b
   };
 }
 
+/**
+ * Whether a string, key or value anywhere in `value` holds a NUL character. PostgreSQL cannot store NUL in
+ * text, so input carrying one is refused at the edge, the same on every database.
+ */
+export function containsNul(value: unknown): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (value === null || typeof value !== 'object') return false;
+  return Object.entries(value).some(([key, child]) => key.includes('\u0000') || containsNul(child));
+}
+
 function depthOf(value: unknown, depth = 0): number {
   if (depth > MAX_DEPTH || value === null || typeof value !== 'object') return depth;
   let max = depth;
@@ -51,6 +61,7 @@ export const jsonBody: RequestHandler = (req, res, next) => {
     if (err) return next(err);
     if ((req as unknown as Record<symbol, boolean>)[EMPTY]) req.body = undefined;
     if (depthOf(req.body) > MAX_DEPTH) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
+    if (containsNul(req.body)) return next(new ValidationFailed('The request body contains a NUL character (\\u0000), which no text field can hold.'));
     next();
   });
 };

@@ -149,6 +149,14 @@ describe('routing', () => {
     expectError(res, 400, 'invalid_path');
   });
 
+  it('refuses a NUL character in the path, a query parameter or the body, which no database column can hold', async () => {
+    expectError(await call(app, 'DELETE', '/api/v1/access-tokens/%00', { headers: bearer }), 400, 'invalid_path');
+    expectError(await call(app, 'GET', '/api/v1/jobs?cursor=a%00b', { headers: bearer }), 400, 'validation_failed');
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...validJob, name: 'a\u0000b' } });
+    expectError(res, 400, 'validation_failed');
+    expect(res.body.error.message).toContain('NUL');
+  });
+
   it('marks every API answer, success or error, as not to be stored', async () => {
     for (const [path, headers] of [['/api/v1/me', bearer], ['/api/v1/me', {}], ['/api/v1/nothing-here', bearer], ['/api/v1/jobs/%zz', {}]] as const) {
       const res = await request(app.app).get(path).set(headers);
