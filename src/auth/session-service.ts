@@ -8,7 +8,6 @@ import { accountHolds } from './accounts';
 import { SCOPES, type Principal } from './principal';
 
 export const SESSION_COOKIE = 'svc_session';
-export { SESSION_TTL_MS };
 
 /** Signed, out of scripts' reach, not sent on cross-site subrequests, and https-only when the service is. */
 export function sessionCookieOptions(baseUrl: URL, expiresAt: Date): CookieOptions {
@@ -41,7 +40,13 @@ export function createSessionService({ db, now = () => new Date() }: { db: Db; n
     async authenticate(token) {
       const session = await db.session.findUnique({
         where: { id: hashToken(token) },
-        select: { ownerId: true, tenantId: true, sessionVersion: true, expiresAt: true, owner: { select: { sessionVersion: true, memberships: { select: { tenantId: true } } } } },
+        select: {
+          ownerId: true,
+          tenantId: true,
+          sessionVersion: true,
+          expiresAt: true,
+          owner: { select: { sessionVersion: true, memberships: { select: { tenantId: true } } } },
+        },
       });
       if (!session || session.expiresAt <= now() || !accountHolds(session, session.owner)) return null;
       const { ownerId, tenantId, sessionVersion } = session;
