@@ -88,6 +88,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     apiResource: resources.api,
   });
   const api = await createApi({
+    db,
     contract,
     authorizer,
     handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access) },

@@ -5,6 +5,9 @@ import addFormats from 'ajv-formats';
 import type { ErrorObject } from 'ajv';
 import type { NextFunction, Request, Response } from 'express';
 import OpenAPIBackend, { type Context, type Document, type Operation } from 'openapi-backend';
+import type { Principal } from '../auth/principal';
+import type { Db } from '../db/client';
+import { forTenant, type TenantDb } from '../db/tenant-scope';
 import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
 import type { Contract } from './contract';
 import { requirementOf, type Authorizer, type Requirement } from './security';
@@ -56,7 +59,7 @@ export interface Api {
   backend: OpenAPIBackend;
 }
 
-export async function createApi({ contract, authorizer, handlers }: { contract: Contract; authorizer: Authorizer; handlers: HandlerMap }): Promise<Api> {
+export async function createApi({ contract, authorizer, handlers, db }: { contract: Contract; authorizer: Authorizer; handlers: HandlerMap; db: Db }): Promise<Api> {
   const backend = new OpenAPIBackend({
     definition: contract.inlined as Document,
     strict: true,
@@ -98,8 +101,14 @@ export async function createApi({ contract, authorizer, handlers }: { contract: 
 
   for (const [operationId, handler] of Object.entries(handlers) as [OperationId, any][]) {
     backend.register(operationId, async (c: Context, req: Request, res: Response) => {
+      const principal = (req as any).principal as Principal;
+      let tenantDb: TenantDb | undefined;
       const result = await handler({
-        principal: (req as any).principal,
+        principal,
+        // Made on first use: most handlers of identity and access never touch tenant data.
+        get db() {
+          return (tenantDb ??= forTenant(db, principal.tenantId));
+        },
         body: c.request.requestBody,
         params: c.request.params,
         query: c.request.query,

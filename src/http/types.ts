@@ -3,6 +3,7 @@
 import type { Request, Response } from 'express';
 import type { operations } from '../../generated/openapi';
 import type { Principal } from '../auth/principal';
+import type { TenantDb } from '../db/tenant-scope';
 import type { Logger } from '../lib/logger';
 
 export type OperationId = keyof operations;
@@ -21,6 +22,8 @@ export type HandlerResult<Op extends OperationId> = {
 
 export interface HandlerContext<Op extends OperationId> {
   principal: Principal;
+  /** The database as the principal's tenant sees it: the only way domain services reach tenant data. */
+  db: TenantDb;
   body: RequestBody<Op>;
   params: PathParams<Op>;
   query: QueryParams<Op>;

@@ -16,6 +16,14 @@ const RANKS: Record<string, number> = {
   oauth: 5,
   account: 5,
   pages: 6,
+  // Domains (jobs, runs, triggers, webhooks, events, integrations) and the surfaces over them.
+  jobs: 6,
+  runs: 6,
+  triggers: 6,
+  webhooks: 6,
+  events: 6,
+  integrations: 6,
+  mcp: 7,
   cli: 7,
   'app.ts': 8,
   'main.ts': 9,
@@ -36,6 +44,10 @@ function importsOf(file: string): string[] {
   return [...text.matchAll(/^(?:import|export)\b[^'";]*?from '(\.[^']+)'/gm)].map((m) => path.resolve(path.dirname(file), m[1]));
 }
 
+/** Folders of tenant data: they reach the database only through the tenant-bound client their callers hand them. */
+const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'mcp']);
+const RAW_CLIENT = path.join(SRC, 'db', 'client');
+
 it('ranks every top-level entry of src/', () => {
   const entries = readdirSync(SRC);
   expect(entries.filter((entry) => RANKS[entry] === undefined)).toEqual([]);
@@ -52,4 +64,12 @@ it('has no import from a higher or equal layer of another folder', () => {
     }
   }
   expect(violations).toEqual([]);
+});
+
+it('keeps the raw database client out of the domain folders', () => {
+  const offenders = sourceFiles(SRC)
+    .filter((file) => DOMAINS.has(layerOf(file)))
+    .filter((file) => importsOf(file).some((target) => target === RAW_CLIENT) || /\bforTenant\(/.test(readFileSync(file, 'utf8')))
+    .map((file) => path.relative(SRC, file));
+  expect(offenders).toEqual([]);
 });
