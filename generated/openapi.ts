@@ -239,6 +239,13 @@ export interface paths {
          *     CEL parse or type error, refused regular expression) the decision is `error`, `error` says why, and
          *     `details` holds the failing leaf. Evaluation fails closed: an `error` never starts a run. Without
          *     `conditions` the decision is `match` with empty `details`.
+         *
+         *     **Cost.** `if` is refused before it runs when its estimated cost over the context exceeds 1,000,000
+         *     steps (a comprehension such as `all` or `exists` counts its body once per value of the context), and
+         *     expressions above 1,000 nodes are refused. JSON numbers are CEL doubles: write `payload.n + 1.0`.
+         *
+         *     Errors: as the interface specification lists them (400, 401, 403, 404, 409, 415, 429, 500, 503); a
+         *     body above the size limit is a 400 `payload_too_large` here.
          */
         post: operations["testJobConditions"];
         delete?: never;
@@ -2894,7 +2901,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding or a NUL character), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part). */
+        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding or a NUL character), `payload_too_large` (the body exceeds the size limit, on operations that document no 413), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -4234,11 +4241,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -10,7 +10,7 @@ import { createSessionService, SESSION_COOKIE, type SessionService } from './aut
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { createApi, type Api } from './http/api';
-import { noStore, usableRequestLine } from './http/api-guards';
+import { noStore, oversizedBody, usableRequestLine } from './http/api-guards';
 import { jsonBody, requireJson } from './http/body';
 import { loadContract, type Contract } from './http/contract';
 import { docsRouter } from './http/docs';
@@ -31,6 +31,8 @@ import { createOwnerService, type OwnerService } from './owners/owner-service';
 import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
+import { triggersHandlers } from './triggers/triggers-handlers';
+import { createTriggersService } from './triggers/triggers-service';
 
 export interface AppDeps {
   config: Config;
@@ -91,7 +93,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     db,
     contract,
     authorizer,
-    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access) },
+    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...triggersHandlers(createTriggersService()) },
   });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
@@ -117,7 +119,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, api.handle);
+  app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));

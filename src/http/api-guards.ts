@@ -1,8 +1,8 @@
 // What every /api request passes before routing: answers are not to be cached (they carry tenant data),
 // and the path and query must be text the service can use: a percent-encoding that decodes, no NUL.
-import type { RequestHandler } from 'express';
+import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { AppError, ValidationFailed } from '../lib/errors';
-import { containsNul } from './body';
+import { BODY_LIMIT, containsNul } from './body';
 
 export class InvalidPath extends AppError {
   constructor() {
@@ -26,3 +26,14 @@ export const usableRequestLine: RequestHandler = (req, _res, next) => {
   if (containsNul(req.query)) return next(new ValidationFailed('A query parameter contains a NUL character (%00).'));
   next();
 };
+
+/**
+ * An oversized body is a 413, except on operations that do not document one: the interface specification
+ * gives its operations exactly 400, 401, 403, 404, 409, 415, 429, 500 and 503, so there it is a 400.
+ */
+export function oversizedBody(documents: (req: Request, status: number) => boolean): ErrorRequestHandler {
+  return (err, req, _res, next) => {
+    const tooLarge = (err as { type?: string })?.type === 'entity.too.large';
+    next(tooLarge && !documents(req, 413) ? new AppError(400, 'payload_too_large', `The request body exceeds the limit of ${BODY_LIMIT}.`) : err);
+  };
+}

@@ -56,6 +56,8 @@ export interface Api {
   handle(req: Request, res: Response, next: NextFunction): void;
   /** Whether the matched operation declares a request body (for the 415 check before parsing). */
   takesBody(req: Request): boolean;
+  /** Whether the matched operation documents `status` among its responses. */
+  documents(req: Request, status: number): boolean;
   backend: OpenAPIBackend;
 }
 
@@ -143,6 +145,10 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
     takesBody(req) {
       const operation = backend.router.matchOperation({ ...toRequest(req), body: undefined });
       return Boolean(operation?.requestBody);
+    },
+    documents(req, status) {
+      const operation = backend.router.matchOperation({ ...toRequest(req), body: undefined });
+      return Boolean(operation?.responses?.[String(status)]);
     },
   };
 }

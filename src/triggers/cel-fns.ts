@@ -1,0 +1,98 @@
+// The `if` part of conditions: a CEL expression, parsed and planned once by @bufbuild/cel (never eval),
+// evaluated against a context whose top-level fields are its variables, under a cost limit.
+import { celEnv, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
+import { RE2 } from 're2-wasm';
+
+/** Evaluations whose estimated cost exceeds this are refused before they run. */
+export const CEL_COST_LIMIT = 1_000_000;
+const MAX_NODES = 1000;
+
+/** CEL's `matches()` runs on RE2 too: linear time whatever the pattern. */
+const env = celEnv({ re2: { compile: (pattern) => new RE2(pattern, 'u') } });
+
+export class CelProblem extends Error {}
+
+/**
+ * The cost of an expression as a polynomial in the size of the context (`coefficients[k]` × size^k): a
+ * comprehension (`all`, `exists`, `map`, `filter`…) may run its body once per value of the context.
+ */
+type Cost = number[];
+
+const add = (a: Cost, b: Cost): Cost => Array.from({ length: Math.max(a.length, b.length) }, (_, k) => (a[k] ?? 0) + (b[k] ?? 0));
+const timesSize = (a: Cost): Cost => [0, ...a];
+
+interface Node {
+  exprKind?: { case?: string; value?: Record<string, unknown> };
+}
+
+/** The sub-expressions of a node, wherever the AST keeps them (arguments, targets, list items, map entries). */
+function children(value: unknown, found: Node[] = []): Node[] {
+  if (Array.isArray(value)) value.forEach((item) => children(item, found));
+  else if (value && typeof value === 'object') {
+    if ('exprKind' in value) found.push(value as Node);
+    else for (const inner of Object.values(value)) children(inner, found);
+  }
+  return found;
+}
+
+function costOf(node: Node, counted: { nodes: number }): Cost {
+  counted.nodes += 1;
+  if (counted.nodes > MAX_NODES) throw new CelProblem(`the expression is too large (more than ${MAX_NODES} nodes)`);
+  const kind = node.exprKind?.case;
+  const value = node.exprKind?.value ?? {};
+  if (kind === 'comprehensionExpr') {
+    const part = (name: string) => (value[name] ? costOf(value[name] as Node, counted) : [0]);
+    const perElement = add(part('loopCondition'), part('loopStep'));
+    return [part('iterRange'), part('accuInit'), part('result'), timesSize(perElement), [1]].reduce(add);
+  }
+  return children(value).reduce((sum, child) => add(sum, costOf(child, counted)), [1] as Cost);
+}
+
+const evaluateCost = (cost: Cost, size: number) => cost.reduce((sum, coefficient, k) => sum + coefficient * size ** k, 0);
+
+/** How many values a context holds (objects, arrays and scalars), counted up to a cap. */
+export function contextSize(context: unknown, cap = CEL_COST_LIMIT): number {
+  let count = 0;
+  const stack = [context];
+  while (stack.length && count <= cap) {
+    const value = stack.pop();
+    count += 1;
+    if (value && typeof value === 'object') stack.push(...Object.values(value));
+  }
+  return count;
+}
+
+export type CelOutcome = { ok: true; value: boolean } | { ok: false; error: string; value?: unknown };
+
+export interface CompiledCel {
+  expression: string;
+  evaluate(context: Record<string, unknown>, size: number): CelOutcome;
+}
+
+/** Why CEL refused, with the fix for the mistake everybody makes once: JSON numbers are doubles. */
+function explain(error: { message: string }): string {
+  const hint = /overload/.test(error.message) && /double/.test(error.message) ? ' (JSON numbers are doubles in CEL: write 1.0, not 1)' : '';
+  return `${error.message}${hint}`;
+}
+
+/** Parses and plans `expression`; throws CelProblem for a syntax error or an expression too large. */
+export function compileCel(expression: string): CompiledCel {
+  let parsed: ReturnType<typeof parse>;
+  try {
+    parsed = parse(expression);
+  } catch (err) {
+    throw new CelProblem(`CEL parse error: ${(err as Error).message}`);
+  }
+  const cost = costOf(parsed.expr as Node, { nodes: 0 });
+  const run = plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
+  return {
+    expression,
+    evaluate(context, size) {
+      if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
+      const result = run(context);
+      if (isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
+      if (typeof result !== 'boolean') return { ok: false, error: 'the `if` expression must evaluate to a boolean', value: typeof result === 'bigint' ? Number(result) : result };
+      return { ok: true, value: result };
+    },
+  };
+}
