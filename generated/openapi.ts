@@ -268,7 +268,11 @@ export interface paths {
          * @description Renders a Liquid template against a sample context, exactly as a run would render `promptTemplate`
          *     or `runNameTemplate`: strict variables (an unknown variable is an error), no file system access.
          *     A template that does not parse or render is refused with 400 `invalid_template`; the message gives
-         *     the line and column.
+         *     the line and column (`Invalid template: line 2, column 3: undefined filter: shout.`).
+         *
+         *     Limits: templates are parsed up to 100,000 characters, rendering stops after 1 second or 10 MB of
+         *     allocations, and the output may have at most 200,000 characters. Only the context's own properties
+         *     are visible, and `include`, `render` and `layout` find no files.
          */
         post: operations["testJobTemplate"];
         delete?: never;
@@ -4340,7 +4344,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

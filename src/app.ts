@@ -19,6 +19,8 @@ import { healthRouter } from './http/health';
 import { createRateLimits, rateLimit, type Policy, type PolicyName } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { createAuthorizer } from './http/security';
+import { jobsHandlers } from './jobs/jobs-handlers';
+import { createJobsService } from './jobs/jobs-service';
 import { NotFound } from './lib/errors';
 import { sha256 } from './lib/hash';
 import { deriveKey } from './lib/keys';
@@ -93,7 +95,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     db,
     contract,
     authorizer,
-    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...triggersHandlers(createTriggersService()) },
+    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...jobsHandlers(createJobsService()), ...triggersHandlers(createTriggersService()) },
   });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };

@@ -1,0 +1,50 @@
+// Prompt and run-name templates in Liquid (liquidjs): strict variables and filters, no file system, own
+// properties only, and limits on template size, render time, memory and output.
+import { Liquid, type Template } from 'liquidjs';
+
+export const MAX_OUTPUT = 200_000;
+
+const liquid = new Liquid({
+  strictVariables: true,
+  strictFilters: true,
+  // Only the context's own data: `{{ payload.constructor }}` is undefined, not a function.
+  ownPropertyOnly: true,
+  // An empty in-memory map: `include`, `render` and `layout` find nothing, and never read a file.
+  templates: {},
+  parseLimit: 100_000,
+  renderLimit: 1_000,
+  memoryLimit: 10_000_000,
+});
+
+/** A template that does not parse or render; the message gives the line and column. */
+export class TemplateProblem extends Error {}
+
+function problem(err: unknown): TemplateProblem {
+  const { message = String(err), token } = err as { message?: string; token?: { getPosition?: () => [number, number] } };
+  const position = token?.getPosition?.();
+  const what = message.replace(/, line:\d+, col:\d+$/, '');
+  return new TemplateProblem(position ? `line ${position[0]}, column ${position[1]}: ${what}` : what);
+}
+
+export type CompiledTemplate = Template[];
+
+/** Parses once (when a job is saved); throws TemplateProblem. */
+export function compileTemplate(source: string): CompiledTemplate {
+  try {
+    return liquid.parse(source);
+  } catch (err) {
+    throw problem(err);
+  }
+}
+
+/** Renders with `context` as the variables; throws TemplateProblem, also for output over MAX_OUTPUT characters. */
+export async function renderTemplate(template: CompiledTemplate, context: Record<string, unknown>): Promise<string> {
+  let output: string;
+  try {
+    output = await liquid.render(template, context);
+  } catch (err) {
+    throw problem(err);
+  }
+  if (output.length > MAX_OUTPUT) throw new TemplateProblem(`the rendered output exceeds ${MAX_OUTPUT} characters`);
+  return output;
+}
