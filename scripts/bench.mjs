@@ -1,0 +1,110 @@
+// `npm run bench`: throughput of the built app, driven by autocannon from this process against servers
+// running in processes of their own on loopback, each figure a ratio to two baselines measured in the
+// same run (these machines are noisy; the same absolute figure moves by 2x between runs):
+//   (a) bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row per request
+//   (b) Express 5 + one Prisma `create` of a run per request
+// then start-up time and idle memory (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8)
+// and BENCH_CONNECTIONS (32) tune it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import autocannon from 'autocannon';
+import { measureStartup } from './bench-startup.mjs';
+
+const DURATION = Number(process.env.BENCH_DURATION ?? 8);
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
+const root = path.resolve(import.meta.dirname, '..');
+const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-bench-'));
+const children = [];
+
+function startServer(kind) {
+  const child = spawn(process.execPath, [path.join(root, 'scripts/bench-server.mjs'), kind, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(child);
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s`)), 60_000);
+    let out = '';
+    child.stdout.on('data', (chunk) => {
+      out += chunk;
+      const line = out.split('\n').find((l) => l.startsWith('{'));
+      if (line) {
+        clearTimeout(timer);
+        resolve(JSON.parse(line));
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
+  });
+}
+
+/** A GitHub-style `issues.labeled` delivery of about 20 KB, as intake prepares it. */
+function githubContext() {
+  const urls = (base) => Object.fromEntries(Array.from({ length: 40 }, (_, i) => [`url_${i}`, `https://api.github.example/repos/acme/widgets/${base}/${i}{/other}`]));
+  const user = (login) => ({ login, id: 583231, type: 'User', site_admin: false, ...urls(`users/${login}`) });
+  return {
+    source: { id: 'src_bench', format: 'github' },
+    event: 'issues',
+    action: 'labeled',
+    headers: { 'x-github-event': 'issues', 'content-type': 'application/json' },
+    delivery: { id: '72d3162e-cc78-11e3-81ab-4c9367dc0958', receivedAt: '2026-11-23T08:21:53Z' },
+    payload: {
+      action: 'labeled',
+      issue: { number: 42, title: 'Saving a draft twice crashes the editor', state: 'open', locked: false, body: 'Steps to reproduce. '.repeat(100), user: user('octocat'), labels: [{ name: 'bug' }, { name: 'agent' }], ...urls('issues/42') },
+      label: { name: 'agent' },
+      repository: { full_name: 'acme/widgets', default_branch: 'main', private: true, owner: user('acme'), ...urls('repo') },
+      sender: user('octocat'),
+    },
+  };
+}
+
+const conditions = {
+  all: [
+    { path: 'event', op: 'eq', value: 'issues' },
+    { path: 'payload.issue.labels[*].name', op: 'eq', value: 'agent' },
+    { path: 'payload.issue.state', op: 'in', value: ['open', 'reopened'] },
+  ],
+  none: [
+    { path: 'payload.issue.user.login', op: 'endsWith', value: '[bot]' },
+    { path: 'payload.issue.title', op: 'matches', value: '(?i)^wip\\b' },
+  ],
+  if: 'payload.repository.full_name == "acme/widgets" && !payload.issue.locked && payload.issue.number > 0.0',
+};
+
+async function measure(port, { method = 'GET', path: target, headers = {}, body }) {
+  const options = { url: `http://127.0.0.1:${port}${target}`, method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body), connections: CONNECTIONS };
+  await autocannon({ ...options, duration: 2 }); // warm-up: validators compiled, JIT settled
+  const result = await autocannon({ ...options, duration: DURATION });
+  if (result.non2xx || result.errors) throw new Error(`${method} ${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  return { rps: result.requests.average, p99: result.latency.p99 };
+}
+
+async function main() {
+  const a = await measure((await startServer('sqlite-insert')).port, { method: 'POST', path: '/runs', body: {} });
+  const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
+  const app = await startServer('app');
+  const bearer = { authorization: `Bearer ${app.bearer}` };
+  const rows = [
+    ['(a) Express + better-sqlite3 INSERT', a],
+    ['(b) Express + Prisma create', b],
+    ['conditions: 5 leaves + CEL, 20 KB payload', await measure(app.port, { method: 'POST', path: '/api/v1/job-conditions/test', headers: bearer, body: { webhook: githubContext(), conditions } })],
+    ['GET /api/v1/me, bearer', await measure(app.port, { path: '/api/v1/me', headers: bearer })],
+  ];
+  for (const child of children) child.kill('SIGTERM');
+
+  console.log(`autocannon, ${CONNECTIONS} connections, ${DURATION} s per row, embedded SQLite, loopback, Node ${process.version}, ${os.cpus().length} CPUs`);
+  console.log(`${'row'.padEnd(44)} ${'req/s'.padStart(7)} ${'p99 ms'.padStart(7)}  ${'× (a)'.padStart(6)} ${'× (b)'.padStart(6)}`);
+  for (const [name, { rps, p99 }] of rows) {
+    console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}`);
+  }
+  const startup = await measureStartup();
+  console.log(`start-up: restart ${startup.restartMedianMs} ms (first start ${startup.firstStartMs} ms), idle RSS ${startup.idleRssMb} MB`);
+}
+
+main()
+  .catch((err) => {
+    console.error(err);
+    process.exitCode = 1;
+  })
+  .finally(() => {
+    for (const child of children) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  });
