@@ -87,7 +87,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const access = createAccessService({ db });
   const authorizer = createAuthorizer({
     sessions,
-    bearer: createBearerVerifier({ db, provider }),
+    bearer: createBearerVerifier({ db }),
     baseUrl: config.baseUrl,
     apiResource: resources.api,
   });

@@ -1,14 +1,14 @@
 // The `if` part of conditions: a CEL expression, parsed and planned once by @bufbuild/cel (never eval),
 // evaluated against a context whose top-level fields are its variables, under a cost limit.
 import { celEnv, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
-import { RE2 } from 're2-wasm';
+import { compileRegex } from './regex';
 
 /** Evaluations whose estimated cost exceeds this are refused before they run. */
 export const CEL_COST_LIMIT = 1_000_000;
 const MAX_NODES = 1000;
 
 /** CEL's `matches()` runs on RE2 too: linear time whatever the pattern. */
-const env = celEnv({ re2: { compile: (pattern) => new RE2(pattern, 'u') } });
+const env = celEnv({ re2: { compile: compileRegex } });
 
 export class CelProblem extends Error {}
 

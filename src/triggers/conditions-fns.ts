@@ -2,10 +2,10 @@
 // planned) and evaluated against a context into a decision with one detail per leaf. Evaluation fails
 // closed: anything that cannot be evaluated is an `error` decision, which never starts a run.
 import { isDeepStrictEqual } from 'node:util';
-import { RE2 } from 're2-wasm';
 import type { components } from '../../generated/openapi';
 import { CelProblem, compileCel, contextSize, type CompiledCel } from './cel-fns';
 import { parsePath, select, type ParsedPath } from './condition-paths';
+import { compileRegex, type Regex } from './regex';
 
 export type Decision = components['schemas']['ConditionDecision'];
 type Detail = Decision['details'][number];
@@ -74,9 +74,9 @@ function testFor(op: Op, value: unknown): ((actual: unknown) => boolean) | strin
     }
     case 'matches': {
       if (typeof value !== 'string') return '`matches` needs a regular expression as a string value';
-      let pattern: RE2;
+      let pattern: Regex;
       try {
-        pattern = new RE2(value, 'u');
+        pattern = compileRegex(value);
       } catch (err) {
         return `the regular expression is refused (RE2 runs in linear time and has no backreferences or lookaround): ${(err as Error).message}`;
       }

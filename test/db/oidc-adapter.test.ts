@@ -14,6 +14,9 @@ let Adapter: ReturnType<typeof prismaAdapterFactory>;
 beforeAll(async () => {
   database = await createTestDatabase();
   Adapter = prismaAdapterFactory(database.db, () => clock);
+  // Records reference their owner (the owner part of `accountId`).
+  await database.db.tenant.create({ data: { id: 'ten_1', name: 'One' } });
+  await database.db.owner.create({ data: { id: 'own_1', email: 'one@example.test' } });
 });
 afterAll(() => database.drop());
 

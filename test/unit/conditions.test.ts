@@ -162,3 +162,17 @@ describe('conditions that do not compile', () => {
     expect(decision.details[0].result).toBe(false);
   });
 });
+
+describe('regular expressions from callers', () => {
+  it('compile as often as callers send them without exhausting memory (each test request compiles anew)', () => {
+    for (let i = 0; i < 20_000; i++) {
+      expect(decide({ all: [{ path: 'event', op: 'matches', value: `^iss(ues)?${i}?` }], if: `event.matches("^i${i}?")` }, context).decision).not.toBe('error');
+    }
+  });
+
+  it('match in linear time where a backtracking engine would not finish', () => {
+    const started = Date.now();
+    expect(decide({ all: [{ path: 'text', op: 'matches', value: '^(a+)+$' }] }, { text: `${'a'.repeat(50_000)}!` }).decision).toBe('no-match');
+    expect(Date.now() - started).toBeLessThan(5_000);
+  });
+});
