@@ -1,4 +1,4 @@
--- Records of owners that no longer exist could not satisfy the new foreign key; they open nothing anyway.
+-- Records of owners that no longer exist could not satisfy the new foreign key, and open nothing anyway.
 DELETE FROM "OidcPayload" WHERE "accountId" IS NOT NULL AND "accountId" NOT IN (SELECT "id" FROM "Owner");
 
 -- RedefineTables
