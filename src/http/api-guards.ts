@@ -1,7 +1,7 @@
 // What every /api request passes before routing: answers are not to be cached (they carry tenant data),
 // and the path and query must be text the service can use: a percent-encoding that decodes, no NUL.
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
-import { AppError, ValidationFailed } from '../lib/errors';
+import { AppError, PayloadTooLarge, ValidationFailed } from '../lib/errors';
 import { BODY_LIMIT, containsNul } from './body';
 
 export class InvalidPath extends AppError {
@@ -34,6 +34,6 @@ export const usableRequestLine: RequestHandler = (req, _res, next) => {
 export function oversizedBody(documents: (req: Request, status: number) => boolean): ErrorRequestHandler {
   return (err, req, _res, next) => {
     const tooLarge = (err as { type?: string })?.type === 'entity.too.large';
-    next(tooLarge && !documents(req, 413) ? new AppError(400, 'payload_too_large', `The request body exceeds the limit of ${BODY_LIMIT}.`) : err);
+    next(tooLarge && !documents(req, 413) ? new PayloadTooLarge(BODY_LIMIT, 400) : err);
   };
 }

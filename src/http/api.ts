@@ -9,6 +9,7 @@ import type { Principal } from '../auth/principal';
 import type { Db } from '../db/client';
 import { forTenant, type TenantDb } from '../db/tenant-scope';
 import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
+import { clip } from '../lib/text';
 import type { Contract } from './contract';
 import { requirementOf, type Authorizer, type Requirement } from './security';
 import type { HandlerMap, OperationId } from './types';
@@ -22,10 +23,6 @@ function newAjv(options: Record<string, unknown>) {
   addFormats(ajv);
   return ajv;
 }
-
-/** What a message quotes of the request is cut to this many characters: a 100 KB property name is not echoed whole. */
-const MAX_QUOTED = 100;
-const clip = (text: string) => (text.length > MAX_QUOTED ? `${text.slice(0, MAX_QUOTED)}…` : text);
 
 /** `/requestBody/triggers/0/cron` → `triggers[0].cron`; `/query/limit` → `limit`. */
 function fieldOf(error: ErrorObject): string {
@@ -137,18 +134,14 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
     body: typeof req.body === 'string' ? JSON.stringify(req.body) : req.body,
   });
 
+  const operationOf = (req: Request) => backend.router.matchOperation({ ...toRequest(req), body: undefined });
+
   return {
     backend,
     handle(req, res, next) {
       backend.handleRequest(toRequest(req), req, res).catch(next);
     },
-    takesBody(req) {
-      const operation = backend.router.matchOperation({ ...toRequest(req), body: undefined });
-      return Boolean(operation?.requestBody);
-    },
-    documents(req, status) {
-      const operation = backend.router.matchOperation({ ...toRequest(req), body: undefined });
-      return Boolean(operation?.responses?.[String(status)]);
-    },
+    takesBody: (req) => Boolean(operationOf(req)?.requestBody),
+    documents: (req, status) => Boolean(operationOf(req)?.responses?.[String(status)]),
   };
 }

@@ -68,9 +68,10 @@ export class Conflict extends AppError {
   }
 }
 
+/** 413, or 400 on the operations of the interface specification, which document no 413. */
 export class PayloadTooLarge extends AppError {
-  constructor(limit: string) {
-    super(413, 'payload_too_large', `The request body exceeds the limit of ${limit}.`);
+  constructor(limit: string, status: 400 | 413 = 413) {
+    super(status, 'payload_too_large', `The request body exceeds the limit of ${limit}.`);
   }
 }
 

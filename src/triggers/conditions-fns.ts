@@ -3,6 +3,7 @@
 // closed: anything that cannot be evaluated is an `error` decision, which never starts a run.
 import { isDeepStrictEqual } from 'node:util';
 import type { components } from '../../generated/openapi';
+import { clip } from '../lib/text';
 import { CelProblem, compileCel, contextSize, type CompiledCel } from './cel-fns';
 import { parsePath, select, type ParsedPath } from './condition-paths';
 import { compileRegex, type Regex } from './regex';
@@ -103,11 +104,11 @@ function compileLeaf(part: LeafPart, index: number, raw: unknown): Leaf {
   const fail = (message: string) => new ConditionProblem(`${where}: ${message}`, detail);
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw fail('a condition must be an object { path, op, value }');
   const unknown = Object.keys(leaf).find((key) => !['path', 'op', 'value'].includes(key));
-  if (unknown) throw fail(`unknown property \`${unknown.slice(0, 100)}\``);
+  if (unknown) throw fail(`unknown property \`${clip(unknown)}\``);
   if (typeof leaf.path !== 'string' || leaf.path.length === 0 || leaf.path.length > MAX_PATH) throw fail(`\`path\` must be a string of 1 to ${MAX_PATH} characters`);
   const parsed = parsePath(leaf.path);
   if (!parsed) throw fail(`bad path "${leaf.path}": use dotted names with [n] or [*], e.g. payload.issue.labels[*].name`);
-  if (!OPS.includes(leaf.op as Op)) throw fail(`unknown op ${JSON.stringify(leaf.op)?.slice(0, 100)}; use one of ${OPS.join(', ')}`);
+  if (!OPS.includes(leaf.op as Op)) throw fail(`unknown op ${clip(String(JSON.stringify(leaf.op)))}; use one of ${OPS.join(', ')}`);
   const test = testFor(leaf.op as Op, leaf.value);
   if (typeof test === 'string') throw fail(test);
   return { part, path: leaf.path, op: leaf.op as Op, value: leaf.value, parsed, test };
@@ -118,7 +119,7 @@ export function compileConditions(raw: unknown): CompiledConditions {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConditionProblem('conditions must be an object { all, any, none, if }', { part: 'conditions', result: false });
   const conditions = raw as Record<string, unknown>;
   const unknown = Object.keys(conditions).find((key) => ![...LEAF_PARTS, 'if'].includes(key));
-  if (unknown) throw new ConditionProblem(`unknown part \`${unknown.slice(0, 100)}\`; use all, any, none and if`, { part: unknown.slice(0, 100), result: false });
+  if (unknown) throw new ConditionProblem(`unknown part \`${clip(unknown)}\`; use all, any, none and if`, { part: clip(unknown), result: false });
   const leaves: Leaf[] = [];
   for (const part of LEAF_PARTS) {
     const items = conditions[part];
