@@ -310,7 +310,7 @@ export interface paths {
         };
         /**
          * List runs
-         * @description Lists runs, newest first, optionally of one job and in one state.
+         * @description Lists runs, newest first, optionally only those of one job, in one state, or started by one kind of trigger.
          */
         get: operations["listRuns"];
         put?: never;
@@ -1014,7 +1014,8 @@ export interface components {
          *       "error": null,
          *       "createdAt": "2025-06-04T08:21:54Z",
          *       "startedAt": "2025-06-04T08:22:10Z",
-         *       "finishedAt": "2025-06-04T08:31:45Z"
+         *       "finishedAt": "2025-06-04T08:31:45Z",
+         *       "replayOf": null
          *     }
          */
         Run: {
@@ -1061,6 +1062,8 @@ export interface components {
              * @description When the run reached a terminal state; null until then.
              */
             finishedAt: string | null;
+            /** @description The run this run replays (`POST /api/v1/runs/{runId}/replay`); null otherwise. */
+            replayOf: string | null;
         };
         /**
          * @description One entry of a run's trace: an ordered, timestamped record of what happened. Secrets are redacted before they are stored.
@@ -3177,6 +3180,11 @@ export interface components {
          */
         stateQuery: components["schemas"]["RunState"];
         /**
+         * @description Only runs started by this kind of trigger.
+         * @example webhook
+         */
+        triggerTypeQuery: "webhook" | "schedule" | "run" | "invocation";
+        /**
          * @description Only deliveries of this webhook source.
          * @example src_9k2p5f8t1c4m
          */
@@ -3370,7 +3378,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3502,11 +3509,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3595,7 +3600,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3628,7 +3632,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3729,7 +3732,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3818,7 +3820,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3907,7 +3908,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -3979,11 +3979,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
-            413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4489,7 +4487,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4516,6 +4513,11 @@ export interface operations {
                  * @example failed
                  */
                 state?: components["parameters"]["stateQuery"];
+                /**
+                 * @description Only runs started by this kind of trigger.
+                 * @example webhook
+                 */
+                triggerType?: components["parameters"]["triggerTypeQuery"];
             };
             header?: never;
             path?: never;
@@ -4550,7 +4552,8 @@ export interface operations {
                      *         "error": null,
                      *         "createdAt": "2025-06-04T08:21:54Z",
                      *         "startedAt": "2025-06-04T08:22:10Z",
-                     *         "finishedAt": "2025-06-04T08:31:45Z"
+                     *         "finishedAt": "2025-06-04T08:31:45Z",
+                     *         "replayOf": null
                      *       }
                      *     ]
                      */
@@ -4564,7 +4567,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4608,7 +4610,8 @@ export interface operations {
                      *       "error": null,
                      *       "createdAt": "2025-06-04T08:21:54Z",
                      *       "startedAt": "2025-06-04T08:22:10Z",
-                     *       "finishedAt": "2025-06-04T08:31:45Z"
+                     *       "finishedAt": "2025-06-04T08:31:45Z",
+                     *       "replayOf": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -4621,7 +4624,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4736,7 +4738,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4777,7 +4778,8 @@ export interface operations {
                      *       "error": null,
                      *       "createdAt": "2025-06-04T08:21:54Z",
                      *       "startedAt": "2025-06-04T08:22:10Z",
-                     *       "finishedAt": null
+                     *       "finishedAt": null,
+                     *       "replayOf": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -4790,7 +4792,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -4833,7 +4834,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5356,7 +5356,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5464,7 +5463,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -9,6 +9,7 @@ import { createBearerVerifier } from './auth/bearer-verifier';
 import { createSessionService, SESSION_COOKIE, type SessionService } from './auth/session-service';
 import type { Config } from './config';
 import type { Db } from './db/client';
+import { createDomains, type Domains } from './domains';
 import { createApi, type Api } from './http/api';
 import { noStore, oversizedBody, usableRequestLine } from './http/api-guards';
 import { jsonBody, requireJson } from './http/body';
@@ -19,8 +20,6 @@ import { healthRouter } from './http/health';
 import { createRateLimits, rateLimit, type Policy, type PolicyName } from './http/rate-limit';
 import { requestContext } from './http/request-context';
 import { createAuthorizer } from './http/security';
-import { jobsHandlers } from './jobs/jobs-handlers';
-import { createJobsService } from './jobs/jobs-service';
 import { NotFound } from './lib/errors';
 import { sha256 } from './lib/hash';
 import { deriveKey } from './lib/keys';
@@ -33,8 +32,6 @@ import { createOwnerService, type OwnerService } from './owners/owner-service';
 import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
-import { triggersHandlers } from './triggers/triggers-handlers';
-import { createTriggersService } from './triggers/triggers-service';
 
 export interface AppDeps {
   config: Config;
@@ -52,6 +49,7 @@ export interface App {
   owners: OwnerService;
   provider: Provider;
   cookieSecret: string;
+  runner: Domains['runner'];
 }
 
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
@@ -91,11 +89,12 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     baseUrl: config.baseUrl,
     apiResource: resources.api,
   });
+  const domains = createDomains({ config, db, logger });
   const api = await createApi({
     db,
     contract,
     authorizer,
-    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...jobsHandlers(createJobsService()), ...triggersHandlers(createTriggersService()) },
+    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers },
   });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
@@ -132,5 +131,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners };
+  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner };
 }

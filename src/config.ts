@@ -24,7 +24,16 @@ export interface Config {
   bootstrapOwner: { email: string; password: string } | null;
   /** API requests allowed per minute, per credential and per client address; 0 turns a limit off. */
   rateLimits: { api: number; apiAddress: number };
+  /** The agent command of the built-in `local` execution target; null when the operator set none. */
+  localAgent: LocalAgent | null;
 }
+
+export interface LocalAgent {
+  command: string;
+  timeoutSeconds: number;
+}
+
+export const DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS = 1800;
 
 export class ConfigError extends Error {
   constructor(readonly variable: string, message: string) {
@@ -128,5 +137,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       api: integer(env, 'FLOWS_RATE_LIMIT_API', DEFAULT_API_RATE_LIMITS.api, 0, 1_000_000_000),
       apiAddress: integer(env, 'FLOWS_RATE_LIMIT_API_ADDRESS', DEFAULT_API_RATE_LIMITS.apiAddress, 0, 1_000_000_000),
     },
+    localAgent: env.FLOWS_LOCAL_AGENT_COMMAND?.trim()
+      ? {
+          command: env.FLOWS_LOCAL_AGENT_COMMAND,
+          timeoutSeconds: integer(env, 'FLOWS_LOCAL_AGENT_TIMEOUT_SECONDS', DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS, 1, 7 * 24 * 3600),
+        }
+      : null,
   };
 }

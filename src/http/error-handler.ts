@@ -2,6 +2,7 @@
 // error. Unexpected errors answer a generic 500; their detail goes to the log with the request id only.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { AppError, InvalidJson, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from '../lib/errors';
+import { isUniqueViolation } from '../db/errors';
 import { BODY_LIMIT } from './body';
 import { html, page } from './html';
 
@@ -64,7 +65,7 @@ function toAppError(err: any): AppError | null {
   const bodyError = fromBodyParser(err) ?? fromHttpError(err);
   if (bodyError) return bodyError;
   if (err?.code === 'P2025') return new NotFound();
-  if (err?.code === 'P2002') return new AppError(409, 'conflict', 'The resource conflicts with an existing one.');
+  if (isUniqueViolation(err)) return new AppError(409, 'conflict', 'The resource conflicts with an existing one.');
   if (isDatabaseUnavailable(err)) return new ServiceUnavailable();
   return null;
 }

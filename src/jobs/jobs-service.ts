@@ -1,14 +1,105 @@
-// The rules of jobs. So far: rendering a template against a sample context, as a job's templates render.
-import { AppError } from '../lib/errors';
-import { compileTemplate, renderTemplate, TemplateProblem } from './templates-fns';
+// The rules of jobs: create, read, change, enable, disable and delete them, with every template,
+// condition, schedule and reference checked before anything is saved; and rendering their templates.
+import type { components } from '../../generated/openapi';
+import { isUniqueViolation } from '../db/errors';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+import type { TargetsService } from '../integrations/targets-service';
+import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { clip } from '../lib/text';
+import { checkJob, deletedSlug, InvalidTemplate, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
+import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
+import { compileTemplate, renderTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
 
-export class InvalidTemplate extends AppError {
-  constructor(message: string) {
-    super(400, 'invalid_template', `Invalid template: ${message}.`);
-  }
+export { InvalidTemplate } from './jobs-fns';
+export type { JobRow } from './jobs-repo';
+
+type JobCreate = components['schemas']['JobCreate'];
+type JobUpdate = components['schemas']['JobUpdate'];
+
+export interface JobsDeps {
+  targets: Pick<TargetsService, 'checkUsable'>;
+  /** Called after a job is deleted: its queued and active runs are canceled. */
+  onDeleted(db: TenantDb, jobId: string): Promise<void>;
 }
 
-export function createJobsService() {
+const jobNotFound = () => new NotFound('No such job.');
+const slugTaken = (slug: string) => new Conflict('slug_taken', `Another job of this tenant has the slug "${slug}".`);
+
+export function jobView(job: JobRow): JobView {
+  return {
+    id: job.id,
+    name: job.name,
+    slug: job.slug,
+    promptTemplate: job.promptTemplate,
+    executionTargetId: job.executionTargetId,
+    runNameTemplate: job.runNameTemplate,
+    concurrencyLimit: job.concurrencyLimit,
+    model: job.model,
+    effort: job.effort,
+    enabled: job.enabled,
+    triggers: job.triggers.map((row) => ({ ...(row.config as object), id: row.id, enabled: row.enabled, type: row.type }) as Trigger),
+    createdAt: job.createdAt.toISOString(),
+    updatedAt: job.updatedAt.toISOString(),
+  };
+}
+
+/** Webhook sources and watched jobs must exist in the tenant; a watched job named by slug is stored by id. */
+async function resolveReferences(repo: JobsRepo, triggers: Trigger[]): Promise<Trigger[]> {
+  return Promise.all(
+    triggers.map(async (trigger, index) => {
+      if (trigger.type === 'webhook' && !(await repo.webhookSourceExists(trigger.sourceId))) {
+        throw new ValidationFailed(`\`triggers[${index}].sourceId\` "${clip(trigger.sourceId)}" is not a webhook source of this tenant.`);
+      }
+      if (trigger.type === 'run') {
+        const watched = await repo.find(trigger.jobId);
+        if (!watched) throw new ValidationFailed(`\`triggers[${index}].jobId\` "${clip(trigger.jobId)}" is not a job of this tenant.`);
+        return { ...trigger, jobId: watched.id };
+      }
+      return trigger;
+    }),
+  );
+}
+
+interface CompiledJob {
+  prompt: CompiledTemplate;
+  runName: CompiledTemplate | null;
+}
+
+const COMPILED_KEPT = 1000;
+const MAX_RUN_NAME = 500;
+
+export function createJobsService({ targets, onDeleted }: JobsDeps) {
+  // Templates parse once per version of a job, not once per run.
+  const compiled = new Map<string, CompiledJob>();
+  function compiledOf(job: JobRow): CompiledJob {
+    const key = `${job.id}@${job.updatedAt.getTime()}`;
+    let entry = compiled.get(key);
+    if (!entry) {
+      entry = { prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null };
+      if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
+      compiled.set(key, entry);
+    }
+    return entry;
+  }
+
+  async function freeSlug(repo: JobsRepo, name: string, taken?: string): Promise<string> {
+    const base = slugFromName(name);
+    const used = await repo.slugsStartingWith(base.slice(0, 20));
+    if (taken) used.add(taken);
+    for (let attempt = 1; ; attempt++) {
+      const candidate = slugCandidate(base, attempt);
+      if (!used.has(candidate)) return candidate;
+    }
+  }
+
+  async function found(repo: JobsRepo, ref: string): Promise<JobRow> {
+    const job = await repo.find(ref);
+    if (!job) throw jobNotFound();
+    return job;
+  }
+
   return {
     async testTemplate(input: { template: string; context: Record<string, unknown> }): Promise<{ output: string }> {
       try {
@@ -17,6 +108,92 @@ export function createJobsService() {
         if (err instanceof TemplateProblem) throw new InvalidTemplate(err.message);
         throw err;
       }
+    },
+
+    async create(db: TenantDb, input: JobCreate): Promise<JobView> {
+      const repo = createJobsRepo(db);
+      const { triggers: inputs = [], ...fields } = input;
+      let triggers = withIdentity(inputs);
+      checkJob({ ...fields, triggers });
+      await targets.checkUsable(db, fields.executionTargetId);
+      triggers = await resolveReferences(repo, triggers);
+      let slug = fields.slug ?? (await freeSlug(repo, fields.name));
+      // A derived slug taken between the look and the write is derived again; a chosen one is refused.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return jobView(await repo.create(newId('job'), { ...fields, slug }, triggers));
+        } catch (err) {
+          if (!isUniqueViolation(err)) throw err;
+          if (fields.slug || attempt >= 3) throw slugTaken(slug);
+          slug = await freeSlug(repo, fields.name, slug);
+        }
+      }
+    },
+
+    async get(db: TenantDb, ref: string): Promise<JobView> {
+      return jobView(await found(createJobsRepo(db), ref));
+    },
+
+    async list(db: TenantDb, page: KeysetRequest<string>, filter: { enabled?: boolean }): Promise<JobView[]> {
+      return (await createJobsRepo(db).list(page, filter)).map(jobView);
+    },
+
+    async update(db: TenantDb, ref: string, patch: JobUpdate): Promise<JobView> {
+      const repo = createJobsRepo(db);
+      const job = await found(repo, ref);
+      const { triggers: inputs, ...fields } = patch;
+      let triggers = inputs && withIdentity(inputs);
+      checkJob({
+        promptTemplate: fields.promptTemplate ?? job.promptTemplate,
+        runNameTemplate: fields.runNameTemplate ?? job.runNameTemplate,
+        triggers: triggers ?? [],
+      });
+      await targets.checkUsable(db, fields.executionTargetId);
+      if (triggers) triggers = await resolveReferences(repo, triggers);
+      let updated: JobRow | null;
+      try {
+        updated = await repo.update(job.id, fields satisfies JobFields, triggers);
+      } catch (err) {
+        if (isUniqueViolation(err) && fields.slug) throw slugTaken(fields.slug);
+        throw err;
+      }
+      if (!updated) throw jobNotFound();
+      return jobView(updated);
+    },
+
+    /** Idempotent: enabling an enabled job changes nothing, not even `updatedAt`. */
+    async setEnabled(db: TenantDb, ref: string, enabled: boolean): Promise<JobView> {
+      const repo = createJobsRepo(db);
+      const job = await found(repo, ref);
+      if (job.enabled === enabled) return jobView(job);
+      await repo.setEnabled(job.id, enabled);
+      return jobView(await found(repo, job.id));
+    },
+
+    async delete(db: TenantDb, ref: string): Promise<void> {
+      const repo = createJobsRepo(db);
+      const job = await found(repo, ref);
+      if (!(await repo.softDelete(job.id, deletedSlug(job.id)))) throw jobNotFound();
+      await onDeleted(db, job.id);
+    },
+
+    /** A live job by id or slug, as runs need it. */
+    find: (db: TenantDb, ref: string) => createJobsRepo(db).find(ref),
+
+    /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
+    async render(job: JobRow, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {
+      const templates = compiledOf(job);
+      const render = async (field: string, template: CompiledTemplate) => {
+        try {
+          return await renderTemplate(template, context);
+        } catch (err) {
+          if (err instanceof TemplateProblem) throw new InvalidTemplate(`\`${field}\`, ${err.message}`);
+          throw err;
+        }
+      };
+      const prompt = given.prompt ?? (await render('promptTemplate', templates.prompt));
+      const name = given.name ?? (templates.runName ? (await render('runNameTemplate', templates.runName)).trim() : '');
+      return { prompt, name: (name || job.name).slice(0, MAX_RUN_NAME) };
     },
   };
 }

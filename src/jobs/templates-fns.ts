@@ -6,6 +6,9 @@ export const MAX_OUTPUT = 200_000;
 
 const liquid = new Liquid({
   strictVariables: true,
+  // …except where a template asks whether a value is there: `{% if data.note %}` is how optional data is
+  // written, and must not fail on the runs that lack it.
+  lenientIf: true,
   strictFilters: true,
   // Only the context's own data: `{{ payload.constructor }}` is undefined, not a function.
   ownPropertyOnly: true,

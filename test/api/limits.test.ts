@@ -1,6 +1,6 @@
 // Every limit of the request schemas, at its boundary: the value just inside passes validation (the
-// operation is reached and, while it has no implementation, answers 501 `not_implemented`); the value just
-// outside is refused with 400 `validation_failed` whose message names the field and the rule it breaks.
+// operation is reached; it answers, or refuses on grounds of its own, or is not built yet: 501); the value
+// just outside is refused with 400 `validation_failed` whose message names the field and the rule it breaks.
 // Each refused body breaks exactly one rule of an otherwise valid body, since only the first error is reported.
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
@@ -37,12 +37,16 @@ type Inside = [label: string, body: unknown];
 /** A body (or path) that must be refused, naming `field` and `rule`. */
 type Outside = [label: string, body: unknown, field: string, rule: Rule];
 
+/**
+ * The value passed validation: the operation ran. It may still refuse the body on its own grounds (an
+ * unknown job, a webhook source that does not exist), but never with a schema rule; unbuilt operations
+ * answer 501.
+ */
 function expectPasses(res: { status: number; body: any }) {
-  expect({ status: res.status, code: res.body?.error?.code, message: res.body?.error?.message }).toEqual({
-    status: 501,
-    code: 'not_implemented',
-    message: expect.any(String),
-  });
+  const message: string = res.body?.error?.message ?? '';
+  const schemaRule = res.body?.error?.code === 'validation_failed' && /(\(\w+\)\.|is required\.|is not an allowed property\.)$/.test(message);
+  expect({ status: res.status, schemaRule: schemaRule ? message : null }).toEqual({ status: expect.any(Number), schemaRule: null });
+  expect([200, 201, 202, 204, 400, 404, 409, 501]).toContain(res.status);
 }
 
 function expectRefused(res: { status: number; body: any }, field: string, rule: Rule) {

@@ -21,6 +21,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     signupOpen: false,
     bootstrapOwner: null,
     rateLimits: DEFAULT_API_RATE_LIMITS,
+    localAgent: null,
     ...overrides,
   };
 }
@@ -37,5 +38,13 @@ export async function startTestApp(overrides: Partial<Config> = {}, { policies, 
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
   const built = await buildApp({ config, db: database.db, logger, policies });
-  return { ...built, database, config, close: () => database.drop() };
+  return {
+    ...built,
+    database,
+    config,
+    async close() {
+      await built.runner.shutdown();
+      await database.drop();
+    },
+  };
 }

@@ -16,17 +16,20 @@ const RANKS: Record<string, number> = {
   oauth: 5,
   account: 5,
   pages: 6,
-  // Domains (jobs, runs, triggers, webhooks, events, integrations) and the surfaces over them.
-  jobs: 6,
-  runs: 6,
+  // Domains, each above the ones it builds on: conditions and execution targets stand alone, jobs compile
+  // conditions and name targets, runs start jobs on targets, intake and events start and report runs.
   triggers: 6,
-  webhooks: 6,
-  events: 6,
   integrations: 6,
-  mcp: 7,
-  cli: 7,
-  'app.ts': 8,
-  'main.ts': 9,
+  jobs: 7,
+  runs: 8,
+  webhooks: 9,
+  events: 9,
+  // The surfaces over them, and the one place that wires them together.
+  mcp: 10,
+  cli: 10,
+  'domains.ts': 11,
+  'app.ts': 12,
+  'main.ts': 13,
 };
 
 function sourceFiles(dir: string): string[] {

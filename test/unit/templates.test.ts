@@ -22,6 +22,7 @@ it.each([
   ['{{ data.note | default: "none" }}', 'none'],
   ['{% for l in payload.issue.labels %}[{{ l.name }}]{% endfor %}', '[bug][agent]'],
   ['{% if payload.issue.number > 40 %}big{% else %}small{% endif %}', 'big'],
+  ['{% if payload.missing %}there{% else %}optional values are asked for in if{% endif %}', 'optional values are asked for in if'],
 ])('renders %s', async (source, output) => {
   expect(await render(source)).toBe(output);
 });

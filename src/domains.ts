@@ -1,0 +1,54 @@
+// The one place the domains are wired together: each service gets its dependencies here, the background
+// runner gets the work queue and the executors, and the app gets one map of handlers.
+import type { Config } from './config';
+import type { Db } from './db/client';
+import { forTenant } from './db/tenant-scope';
+import type { HandlerMap } from './http/types';
+import type { Executor } from './integrations/executor';
+import { createLocalExecutor } from './integrations/local-executor';
+import { targetsHandlers } from './integrations/targets-handlers';
+import { createTargetsService } from './integrations/targets-service';
+import { jobsHandlers } from './jobs/jobs-handlers';
+import { createJobsService } from './jobs/jobs-service';
+import type { Logger } from './lib/logger';
+import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
+import { createRunner, type UnfinishedRun } from './runs/runner';
+import { UNFINISHED_STATES, type RunState } from './runs/runs-fns';
+import { runsHandlers } from './runs/runs-handlers';
+import { createRunsService } from './runs/runs-service';
+import { triggersHandlers } from './triggers/triggers-handlers';
+import { createTriggersService } from './triggers/triggers-service';
+
+export function createDomains({ config, db, logger, queue = createInProcessQueue(logger) }: { config: Config; db: Db; logger: Logger; queue?: WorkQueue }) {
+  const tenantDb = (tenantId: string) => forTenant(db, tenantId);
+  const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
+
+  const targets = createTargetsService({ localAgent: config.localAgent });
+  // Deleting a job cancels its runs, and runs read jobs: the runs service is made after the jobs service
+  // and reached through this late-bound reference.
+  let runs: ReturnType<typeof createRunsService>;
+  const jobs = createJobsService({ targets, onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId) });
+  const runner = createRunner({
+    tenantDb,
+    jobs,
+    targets,
+    executors,
+    queue,
+    logger,
+    unfinishedRuns: async () =>
+      (await db.run.findMany({ where: { state: { in: UNFINISHED_STATES } }, select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true }, orderBy: { id: 'asc' } })) as UnfinishedRun[] &
+        { state: RunState }[],
+  });
+  runs = createRunsService({ jobs, runner });
+  const triggers = createTriggersService();
+
+  const handlers: HandlerMap = {
+    ...jobsHandlers(jobs),
+    ...runsHandlers(runs),
+    ...targetsHandlers(targets),
+    ...triggersHandlers(triggers),
+  };
+  return { handlers, runner };
+}
+
+export type Domains = ReturnType<typeof createDomains>;

@@ -1,0 +1,37 @@
+// The port every way of executing a run implements (the local agent command here; VM hosts behind the
+// same port): start an agent on a rendered prompt, report its output, end in an outcome, stop on request,
+// and find what a previous process left behind after a crash.
+
+export interface RunSpec {
+  runId: string;
+  jobSlug: string;
+  prompt: string;
+  model: string | null;
+  effort: string | null;
+  timeoutSeconds: number;
+}
+
+export type Outcome =
+  | { state: 'succeeded'; result: Record<string, unknown> }
+  | { state: 'failed' | 'timed_out' | 'canceled'; error: string };
+
+export interface ExecutionEvents {
+  /** A line of the agent's output. */
+  output(stream: 'stdout' | 'stderr', text: string): void;
+  /** Progress of preparing the target (process started, VM booted, …). */
+  provisioning(data: Record<string, unknown>): void;
+}
+
+export interface Execution {
+  /** Where the execution lives (a process group, a VM), kept on the run to reap it after a crash. */
+  ref: string;
+  done: Promise<Outcome>;
+  /** Ends the execution; `done` then settles as `canceled`. */
+  stop(): void;
+}
+
+export interface Executor {
+  start(spec: RunSpec, events: ExecutionEvents): Promise<Execution>;
+  /** Ends whatever `ref` names if it still belongs to the run (after a crash of the process that started it). */
+  reap(ref: string, runId: string): Promise<void>;
+}

@@ -1,0 +1,14 @@
+import { keysetPage, keysetRequest } from '../http/pagination';
+import type { HandlerMap } from '../http/types';
+import { targetKey, type TargetsService } from './targets-service';
+
+export function targetsHandlers(targets: TargetsService): HandlerMap {
+  return {
+    listExecutionTargets: async ({ db, query, req }) => {
+      const request = keysetRequest<string>('execution-targets', query, 'string');
+      const { page, headers } = keysetPage(req, 'execution-targets', await targets.list(db, request), request, targetKey);
+      return { status: 200, body: page, headers };
+    },
+    getExecutionTarget: async ({ db, params }) => ({ status: 200, body: await targets.get(db, params.targetId) }),
+  };
+}

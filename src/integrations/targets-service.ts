@@ -1,0 +1,90 @@
+// Where runs execute: the tenant's own targets, and the built-in `local` target when the operator set an
+// agent command. `local` is configuration, not data: it is never stored, changed or deleted through the API.
+import type { components } from '../../generated/openapi';
+import type { LocalAgent } from '../config';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+import { NotFound, ValidationFailed } from '../lib/errors';
+import { clip } from '../lib/text';
+import { createTargetsRepo, type TargetRow } from './targets-repo';
+
+export type TargetView = components['schemas']['ExecutionTarget'];
+export const LOCAL_TARGET_ID = 'local';
+
+/** The paging key of a target: ids sort by creation, and `local`, listed first, sorts above them all. */
+export const targetKey = (target: TargetView) => (target.id === LOCAL_TARGET_ID ? '~' : target.id);
+
+/** What a run needs to know of its target. */
+export interface UsableTarget {
+  id: string;
+  kind: 'local' | 'vmhost';
+  timeoutSeconds: number;
+}
+
+const targetNotFound = () => new NotFound('No such execution target.');
+
+function view(row: TargetRow): TargetView {
+  return {
+    id: row.id,
+    name: row.name,
+    kind: row.kind as TargetView['kind'],
+    connectionId: row.connectionId,
+    image: row.image,
+    size: row.size ?? '',
+    region: row.region,
+    timeoutSeconds: row.timeoutSeconds,
+    createdAt: row.createdAt.toISOString(),
+    updatedAt: row.updatedAt.toISOString(),
+  };
+}
+
+export function createTargetsService({ localAgent, startedAt = new Date() }: { localAgent: LocalAgent | null; startedAt?: Date }) {
+  const local: TargetView | null = localAgent && {
+    id: LOCAL_TARGET_ID,
+    name: 'Local agent',
+    kind: 'local',
+    connectionId: null,
+    image: null,
+    size: 'local',
+    region: null,
+    timeoutSeconds: localAgent.timeoutSeconds,
+    createdAt: startedAt.toISOString(),
+    updatedAt: startedAt.toISOString(),
+  };
+
+  return {
+    /** Newest first; the `local` target, when configured, heads the first page. */
+    async list(db: TenantDb, page: KeysetRequest<string>): Promise<TargetView[]> {
+      const rows = (await createTargetsRepo(db).list(page)).map(view);
+      return local && page.after === undefined ? [local, ...rows] : rows;
+    },
+
+    async get(db: TenantDb, id: string): Promise<TargetView> {
+      if (id === LOCAL_TARGET_ID) {
+        if (!local) throw targetNotFound();
+        return local;
+      }
+      const row = await createTargetsRepo(db).find(id);
+      if (!row) throw targetNotFound();
+      return view(row);
+    },
+
+    /** The target a job's runs use: the one named, or the operator's default (`local`); null when there is none. */
+    async resolve(db: TenantDb, id: string | null): Promise<UsableTarget | null> {
+      if (id === null || id === LOCAL_TARGET_ID) return local && { id: LOCAL_TARGET_ID, kind: 'local', timeoutSeconds: local.timeoutSeconds };
+      const row = await createTargetsRepo(db).find(id);
+      return row && { id: row.id, kind: row.kind as UsableTarget['kind'], timeoutSeconds: row.timeoutSeconds };
+    },
+
+    /** Refuses a target the tenant cannot use, naming the field. */
+    async checkUsable(db: TenantDb, id: string | undefined): Promise<void> {
+      if (id === undefined) return;
+      if (!(await this.resolve(db, id))) {
+        const hint = id === LOCAL_TARGET_ID ? ' (the operator has not set FLOWS_LOCAL_AGENT_COMMAND)' : '';
+        throw new ValidationFailed(`\`executionTargetId\` "${clip(id)}" is not an execution target of this tenant${hint}.`);
+      }
+    },
+  };
+}
+
+export type TargetsService = ReturnType<typeof createTargetsService>;

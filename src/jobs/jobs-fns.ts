@@ -1,0 +1,129 @@
+// Pure rules of jobs: slugs, the triggers as stored, and the checks a job passes before it is saved
+// (templates parse, conditions compile, input schemas compile, schedules read).
+import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import type { components } from '../../generated/openapi';
+import { AppError, ValidationFailed } from '../lib/errors';
+import { newId } from '../lib/ids';
+import { clip } from '../lib/text';
+import { compileConditions, ConditionProblem } from '../triggers/conditions-fns';
+import { compileTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
+
+export type TriggerInput = components['schemas']['TriggerInput'];
+export type Trigger = components['schemas']['Trigger'];
+export type JobView = components['schemas']['Job'];
+
+export class InvalidTemplate extends AppError {
+  constructor(message: string) {
+    super(400, 'invalid_template', `Invalid template: ${message}.`);
+  }
+}
+
+export class InvalidConditions extends AppError {
+  constructor(message: string) {
+    super(400, 'invalid_conditions', `Invalid conditions: ${message}.`);
+  }
+}
+
+const SLUG = /^[a-z][a-z0-9_-]{0,29}$/;
+const SLUG_MAX = 30;
+
+/** `Fix labelled issues!` → `fix-labelled-issues`; a name with no letter or digit to keep gives `job`. */
+export function slugFromName(name: string): string {
+  const words = name
+    .normalize('NFKD')
+    .replace(/[\u0300-\u036f]/g, '')
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^[^a-z]+/, '')
+    .slice(0, SLUG_MAX)
+    .replace(/-+$/, '');
+  return SLUG.test(words) ? words : 'job';
+}
+
+/** `base`, or `base-2`, `base-3`, … cut to fit, for the n-th attempt to find a free slug. */
+export function slugCandidate(base: string, attempt: number): string {
+  if (attempt === 1) return base;
+  const suffix = `-${attempt}`;
+  return base.slice(0, SLUG_MAX - suffix.length).replace(/-+$/, '') + suffix;
+}
+
+/** A deleted job keeps its row under a slug no caller can choose, which frees its own slug. */
+export const deletedSlug = (jobId: string) => `~${jobId}`;
+
+/** The stored form: every trigger has an `id` (kept when given, unique within the job) and `enabled`. */
+export function withIdentity(inputs: TriggerInput[]): Trigger[] {
+  const seen = new Set<string>();
+  return inputs.map((input, index) => {
+    const id = input.id ?? newId('trg');
+    if (seen.has(id)) throw new ValidationFailed(`\`triggers[${index}].id\` "${clip(id)}" is used by another trigger of the job.`);
+    seen.add(id);
+    return { ...input, id, enabled: input.enabled ?? true } as Trigger;
+  });
+}
+
+function templateOf(field: string, source: string): CompiledTemplate {
+  try {
+    return compileTemplate(source);
+  } catch (err) {
+    if (err instanceof TemplateProblem) throw new InvalidTemplate(`\`${field}\`, ${err.message}`);
+    throw err;
+  }
+}
+
+const ajv = new Ajv2020({ strict: false, allErrors: false });
+addFormats(ajv);
+
+/** Compiles an invocation trigger's `inputSchema`; the compiled validators are kept by the schema's text. */
+const validators = new Map<string, ValidateFunction>();
+export function inputValidator(schema: Record<string, unknown>): ValidateFunction {
+  const key = JSON.stringify(schema);
+  let validate = validators.get(key);
+  if (!validate) {
+    validate = ajv.compile(schema);
+    if (validators.size >= 1000) validators.delete(validators.keys().next().value!);
+    validators.set(key, validate);
+  }
+  return validate;
+}
+
+const CRON_FIELD = /^[\d*,/\-A-Za-z?LW#]+$/;
+
+function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where: string) {
+  const fields = trigger.cron.trim().split(/\s+/);
+  if (fields.length !== 5 || !fields.every((field) => CRON_FIELD.test(field))) {
+    throw new ValidationFailed(`\`${where}.cron\` must be a five-field cron expression (minute hour day-of-month month day-of-week).`);
+  }
+  if (trigger.timezone !== undefined) {
+    try {
+      new Intl.DateTimeFormat('en', { timeZone: trigger.timezone });
+    } catch {
+      throw new ValidationFailed(`\`${where}.timezone\` "${clip(trigger.timezone)}" is not an IANA time zone.`);
+    }
+  }
+}
+
+/** Everything of a job that must compile before it is saved; the first problem is thrown. */
+export function checkJob(job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] }): void {
+  templateOf('promptTemplate', job.promptTemplate);
+  if (job.runNameTemplate) templateOf('runNameTemplate', job.runNameTemplate);
+  job.triggers.forEach((trigger, index) => {
+    const where = `triggers[${index}]`;
+    if ((trigger.type === 'webhook' || trigger.type === 'run') && trigger.conditions !== undefined) {
+      try {
+        compileConditions(trigger.conditions);
+      } catch (err) {
+        if (err instanceof ConditionProblem) throw new InvalidConditions(`\`${where}\` (${clip(trigger.id)}) ${err.message}`);
+        throw err;
+      }
+    }
+    if (trigger.type === 'invocation' && trigger.inputSchema) {
+      try {
+        inputValidator(trigger.inputSchema);
+      } catch (err) {
+        throw new ValidationFailed(`\`${where}.inputSchema\` is not a valid JSON Schema: ${clip((err as Error).message)}.`);
+      }
+    }
+    if (trigger.type === 'schedule') checkSchedule(trigger, where);
+  });
+}

@@ -1,0 +1,91 @@
+// Jobs and their triggers in the database, through the tenant-bound client. Deleted jobs stay as rows
+// (their finished runs remain readable) and are invisible here.
+import type { Prisma } from '../../generated/prisma/sqlite/client';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+import type { Trigger } from './jobs-fns';
+
+const withTriggers = { triggers: { orderBy: { position: 'asc' } } } as const;
+
+export type JobRow = Prisma.JobGetPayload<{ include: typeof withTriggers }>;
+
+/** Settings of a job as columns; triggers are written separately. */
+export interface JobFields {
+  name?: string;
+  slug?: string;
+  promptTemplate?: string;
+  executionTargetId?: string | null;
+  runNameTemplate?: string | null;
+  concurrencyLimit?: number;
+  model?: string | null;
+  effort?: string | null;
+}
+
+/** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */
+function triggerRow(trigger: Trigger, position: number) {
+  const { id, enabled, type, ...config } = trigger;
+  return {
+    id,
+    enabled,
+    type,
+    position,
+    config: config as Prisma.InputJsonValue,
+    sourceId: trigger.type === 'webhook' ? trigger.sourceId : null,
+    watchedJobId: trigger.type === 'run' ? trigger.jobId : null,
+  };
+}
+
+export function createJobsRepo(db: TenantDb) {
+  return {
+    /** A live job by id or slug. */
+    find: (ref: string) => db.job.findFirst({ where: { deletedAt: null, OR: [{ id: ref }, { slug: ref }] }, include: withTriggers }),
+
+    list: ({ limit, after }: KeysetRequest<string>, filter: { enabled?: boolean }) =>
+      db.job.findMany({
+        where: { deletedAt: null, enabled: filter.enabled, id: after === undefined ? undefined : { lt: after } },
+        orderBy: { id: 'desc' },
+        take: limit + 1,
+        include: withTriggers,
+      }),
+
+    /** Slugs in use that start with `prefix`, for deriving a free one. */
+    slugsStartingWith: async (prefix: string) =>
+      new Set((await db.job.findMany({ where: { slug: { startsWith: prefix } }, select: { slug: true } })).map((job) => job.slug)),
+
+    create: (id: string, fields: Required<Pick<JobFields, 'name' | 'slug' | 'promptTemplate'>> & JobFields, triggers: Trigger[]) =>
+      db.job.create({
+        data: { id, ...fields, triggers: { create: triggers.map(triggerRow) } } as Prisma.JobUncheckedCreateInput,
+        include: withTriggers,
+      }),
+
+    /** Changes the fields given and, when `triggers` is given, replaces them all; null when the job is gone. */
+    update: (id: string, fields: JobFields, triggers: Trigger[] | undefined) =>
+      db.$transaction(async (tx) => {
+        const { count } = await tx.job.updateMany({ where: { id, deletedAt: null }, data: { ...fields, updatedAt: new Date() } });
+        if (count === 0) return null;
+        if (triggers) {
+          await tx.trigger.deleteMany({ where: { jobId: id } });
+          await tx.trigger.createMany({ data: triggers.map((trigger, position) => ({ ...triggerRow(trigger, position), jobId: id })) as Prisma.TriggerCreateManyInput[] });
+        }
+        return tx.job.findFirst({ where: { id }, include: withTriggers });
+      }),
+
+    setEnabled: async (id: string, enabled: boolean) => {
+      const { count } = await db.job.updateMany({ where: { id, deletedAt: null, enabled: !enabled }, data: { enabled, updatedAt: new Date() } });
+      return count;
+    },
+
+    /** Marks the job deleted, frees its slug and drops its triggers; false when it was already gone. */
+    softDelete: (id: string, slug: string) =>
+      db.$transaction(async (tx) => {
+        const { count } = await tx.job.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date(), slug, enabled: false } });
+        if (count === 0) return false;
+        await tx.trigger.deleteMany({ where: { jobId: id } });
+        return true;
+      }),
+
+    webhookSourceExists: async (id: string) => (await db.webhookSource.count({ where: { id } })) > 0,
+  };
+}
+
+export type JobsRepo = ReturnType<typeof createJobsRepo>;

@@ -1,0 +1,191 @@
+// Runs in the background: dispatch starts a job's queued runs, oldest first, while its `concurrencyLimit`
+// has free slots; each started run goes to the executor of its target, its output into the trace, its
+// outcome into its state. Dispatch of a job goes through the work queue, one at a time per job, so two
+// dispatches never fill the same slot. After a crash, `recover` ends what was active and starts the queue.
+import type { TenantDb } from '../db/tenant-scope';
+import type { Executor, Outcome } from '../integrations/executor';
+import type { TargetsService } from '../integrations/targets-service';
+import type { JobRow, JobsService } from '../jobs/jobs-service';
+import type { Logger } from '../lib/logger';
+import type { WorkQueue } from '../lib/work-queue';
+import { isTerminal, type RunState } from './runs-fns';
+import { createRunsRepo, type RunsRepo, type TraceEntry } from './runs-repo';
+
+export interface UnfinishedRun {
+  tenantId: string;
+  id: string;
+  jobId: string;
+  state: RunState;
+  executorRef: string | null;
+}
+
+export interface RunnerDeps {
+  tenantDb: (tenantId: string) => TenantDb;
+  jobs: Pick<JobsService, 'find'>;
+  targets: Pick<TargetsService, 'resolve'>;
+  executors: Partial<Record<'local' | 'vmhost', Executor>>;
+  queue: WorkQueue;
+  logger: Logger;
+  /** Every run not yet finished, across tenants (read once, at start). */
+  unfinishedRuns(): Promise<UnfinishedRun[]>;
+}
+
+const FLUSH_EVERY_MS = 200;
+const FLUSH_AT = 100;
+export const INTERRUPTED = 'interrupted: the server stopped while the run was active';
+
+/** Trace entries of a running agent, written in batches: one transaction per batch, not per line. */
+function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
+  let buffer: TraceEntry[] = [];
+  let writing: Promise<void> = Promise.resolve();
+  let timer: NodeJS.Timeout | null = null;
+  const flush = () => {
+    if (timer) clearTimeout(timer);
+    timer = null;
+    const batch = buffer;
+    buffer = [];
+    if (batch.length) writing = writing.then(() => repo.append(runId, batch)).catch((err) => logger.error({ err, runId }, 'writing the trace failed'));
+    return writing;
+  };
+  return {
+    push(entry: TraceEntry) {
+      buffer.push(entry);
+      if (buffer.length >= FLUSH_AT) void flush();
+      else timer ??= setTimeout(flush, FLUSH_EVERY_MS);
+    },
+    flush,
+  };
+}
+
+export function createRunner({ tenantDb, jobs, targets, executors, queue, logger, unfinishedRuns }: RunnerDeps) {
+  const executions = new Map<string, { stop(): void }>();
+  /** Runs between being started by dispatch and their outcome written. */
+  let executing = 0;
+  let shuttingDown = false;
+
+  const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
+
+  /** Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is. */
+  async function finish(repo: RunsRepo, runId: string, outcome: Outcome) {
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const run = await repo.find(runId);
+      if (!run || isTerminal(run.state as RunState)) return;
+      const from = run.state as RunState;
+      let to: RunState = from === 'canceling' ? 'canceled' : outcome.state;
+      let error = outcome.state === 'succeeded' ? undefined : outcome.error;
+      if (to === 'canceled' && from !== 'canceling') {
+        // Stopped by the server going down, not by a caller.
+        to = 'failed';
+        error = INTERRUPTED;
+      }
+      if (from === 'canceling') error = 'The run was stopped.';
+      const trace: TraceEntry[] =
+        to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
+      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) return;
+    }
+  }
+
+  async function execute(db: TenantDb, tenantId: string, job: JobRow, run: { id: string; prompt: string }) {
+    const repo = createRunsRepo(db);
+    const runId = run.id;
+    executing++;
+    try {
+      const target = await targets.resolve(db, job.executionTargetId);
+      const executor = target && executors[target.kind];
+      if (!target || !executor) {
+        const error = !target
+          ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
+          : `Execution targets of kind ${target.kind} are not available on this server.`;
+        await finish(repo, runId, { state: 'failed', error });
+        return;
+      }
+      const trace = traceWriter(repo, runId, logger);
+      const execution = await executor.start(
+        { runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds },
+        {
+          output: (stream, text) => trace.push({ type: 'agent_output', data: { stream, text } }),
+          provisioning: (data) => trace.push({ type: 'target_provisioning', data: { targetId: target.id, ...data } }),
+        },
+      );
+      executions.set(runId, execution);
+      await repo.setExecutorRef(runId, execution.ref);
+      await trace.flush();
+      // Stopped while starting (or the server is going down): the execution ends at once.
+      if (shuttingDown || !(await repo.move(runId, 'starting', 'running'))) execution.stop();
+      const outcome = await execution.done;
+      await trace.flush();
+      await finish(repo, runId, outcome);
+    } catch (err) {
+      logger.error({ err, runId }, 'the run failed to execute');
+      await finish(repo, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }).catch(() => {});
+    } finally {
+      executions.delete(runId);
+      executing--;
+      if (!shuttingDown) dispatch(tenantId, job.id);
+    }
+  }
+
+  /** Starts queued runs of the job while it has free slots. */
+  async function fill({ tenantId, jobId }: { tenantId: string; jobId: string }) {
+    if (shuttingDown) return;
+    const db = tenantDb(tenantId);
+    const job = await jobs.find(db, jobId);
+    if (!job) return;
+    const repo = createRunsRepo(db);
+    const free = job.concurrencyLimit - (await repo.countActive(job.id));
+    if (free <= 0) return;
+    for (const run of await repo.nextQueued(job.id, free)) {
+      if (await repo.move(run.id, 'queued', 'starting')) void execute(db, tenantId, job, run);
+    }
+  }
+
+  queue.handle('dispatch', (payload) => fill(payload as { tenantId: string; jobId: string }));
+
+  return {
+    dispatch,
+
+    /** A stop was recorded (`canceling`): end the execution, or, when nothing executes the run here, finish it. */
+    async cancel(db: TenantDb, runId: string, freed: { tenantId: string; jobId: string } | null) {
+      const execution = executions.get(runId);
+      if (execution) return execution.stop();
+      await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
+      if (freed) dispatch(freed.tenantId, freed.jobId);
+    },
+
+    /** After a start: runs left active by a previous process fail as interrupted (their processes ended); queues start. */
+    async recover() {
+      const runs = await unfinishedRuns();
+      const jobsToDispatch = new Map<string, { tenantId: string; jobId: string }>();
+      for (const run of runs) {
+        jobsToDispatch.set(`${run.tenantId}:${run.jobId}`, { tenantId: run.tenantId, jobId: run.jobId });
+        if (run.state === 'queued') continue;
+        if (run.executorRef) await executors[run.executorRef.split(':')[0] as 'local']?.reap(run.executorRef, run.id);
+        const repo = createRunsRepo(tenantDb(run.tenantId));
+        if (run.state === 'canceling') await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' });
+        else await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
+      }
+      for (const { tenantId, jobId } of jobsToDispatch.values()) dispatch(tenantId, jobId);
+      return { interrupted: runs.filter((run) => run.state !== 'queued').length, queued: runs.filter((run) => run.state === 'queued').length };
+    },
+
+    /** On shutdown: active runs end as interrupted, with their processes; queued runs wait for the next start. */
+    async shutdown() {
+      shuttingDown = true;
+      for (const execution of executions.values()) execution.stop();
+      await queue.idle();
+      const deadline = Date.now() + 7_000;
+      while (executing > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+
+    /** Resolves when no dispatch and no execution is in progress (tests). */
+    async idle() {
+      do {
+        await queue.idle();
+        while (executing > 0) await new Promise((resolve) => setTimeout(resolve, 20));
+        await queue.idle();
+      } while (executing > 0);
+    },
+  };
+}
+
+export type Runner = ReturnType<typeof createRunner>;

@@ -1,0 +1,86 @@
+// The run lifecycle as data: which state may follow which, and what a move changes. Every state change goes
+// through `transition`, and every write of one is guarded by the state it moves from.
+import type { components } from '../../generated/openapi';
+
+export type RunState = components['schemas']['RunState'];
+export type RunView = components['schemas']['Run'];
+
+const NEXT: Record<RunState, readonly RunState[]> = {
+  queued: ['starting', 'canceling'],
+  starting: ['running', 'failed', 'timed_out', 'canceling'],
+  running: ['succeeded', 'failed', 'timed_out', 'canceling'],
+  canceling: ['canceled'],
+  succeeded: [],
+  failed: [],
+  timed_out: [],
+  canceled: [],
+};
+
+/** States that hold a slot of the job's `concurrencyLimit`. */
+export const ACTIVE_STATES: RunState[] = ['starting', 'running', 'canceling'];
+export const UNFINISHED_STATES: RunState[] = ['queued', ...ACTIVE_STATES];
+
+export const isTerminal = (state: RunState) => NEXT[state].length === 0;
+export const isStoppable = (state: RunState) => NEXT[state].includes('canceling');
+
+export class IllegalTransition extends Error {
+  constructor(from: RunState, to: RunState) {
+    super(`a run cannot move from ${from} to ${to}`);
+  }
+}
+
+/** The columns a move from `from` to `to` sets at `now`; throws for a move the lifecycle does not allow. */
+export function transition(from: RunState, to: RunState, now = new Date()): { state: RunState; startedAt?: Date; finishedAt?: Date } {
+  if (!NEXT[from].includes(to)) throw new IllegalTransition(from, to);
+  if (to === 'starting') return { state: to, startedAt: now };
+  if (isTerminal(to)) return { state: to, finishedAt: now };
+  return { state: to };
+}
+
+/** JSON with object keys sorted, so that equal bodies hash equally whatever their key order. */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.keys(value)
+      .sort()
+      .filter((key) => (value as Record<string, unknown>)[key] !== undefined)
+      .map((key) => `${JSON.stringify(key)}:${canonicalJson((value as Record<string, unknown>)[key])}`);
+    return `{${entries.join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+interface RunRow {
+  id: string;
+  jobId: string;
+  invocationId: string | null;
+  name: string;
+  state: string;
+  triggerType: string;
+  triggerId: string | null;
+  prompt: string;
+  result: unknown;
+  error: string | null;
+  createdAt: Date;
+  startedAt: Date | null;
+  finishedAt: Date | null;
+  replayOf: string | null;
+}
+
+export function runView(run: RunRow): RunView {
+  return {
+    id: run.id,
+    jobId: run.jobId,
+    invocationId: run.invocationId,
+    name: run.name,
+    state: run.state as RunState,
+    trigger: { type: run.triggerType as RunView['trigger']['type'], id: run.triggerId },
+    prompt: run.prompt,
+    result: (run.result as RunView['result']) ?? null,
+    error: run.error,
+    createdAt: run.createdAt.toISOString(),
+    startedAt: run.startedAt?.toISOString() ?? null,
+    finishedAt: run.finishedAt?.toISOString() ?? null,
+    replayOf: run.replayOf,
+  };
+}

@@ -1,0 +1,25 @@
+import { keysetPage, keysetRequest } from '../http/pagination';
+import type { HandlerMap } from '../http/types';
+import type { RunsService } from './runs-service';
+
+export function runsHandlers(runs: RunsService): HandlerMap {
+  return {
+    invokeJob: async ({ db, principal, params, body }) => runs.invoke(db, principal.tenantId, params.jobId, body),
+    listRuns: async ({ db, query, req }) => {
+      const filter = { jobId: query.jobId, state: query.state, triggerType: query.triggerType };
+      const list = `runs?${new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== undefined) as [string, string][])}`;
+      const request = keysetRequest<string>(list, query, 'string');
+      const { page, headers } = keysetPage(req, list, await runs.list(db, request, filter), request, (run) => run.id);
+      return { status: 200, body: page, headers };
+    },
+    getRun: async ({ db, params }) => ({ status: 200, body: await runs.get(db, params.runId) }),
+    getRunTrace: async ({ db, params, query, req }) => {
+      const list = `trace:${params.runId}`;
+      const request = keysetRequest<number>(list, query, 'number');
+      const { page, headers } = keysetPage(req, list, await runs.trace(db, params.runId, request), request, (event) => event.seq);
+      return { status: 200, body: page, headers };
+    },
+    stopRun: async ({ db, principal, params }) => ({ status: 202, body: await runs.stop(db, principal.tenantId, params.runId) }),
+    replayRun: async ({ db, principal, params }) => runs.replay(db, principal.tenantId, params.runId),
+  };
+}

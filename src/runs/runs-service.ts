@@ -1,0 +1,154 @@
+// The rules of invocations and runs: invoke a job (idempotently), read runs and their traces, stop them,
+// replay finished ones. Starting and executing runs is the runner's.
+import type { components } from '../../generated/openapi';
+import { isUniqueViolation } from '../db/errors';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+import { inputValidator } from '../jobs/jobs-fns';
+import type { JobRow, JobsService } from '../jobs/jobs-service';
+import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
+import { sha256 } from '../lib/hash';
+import { newId } from '../lib/ids';
+import type { Runner } from './runner';
+import { canonicalJson, isStoppable, isTerminal, runView, type RunState, type RunView } from './runs-fns';
+import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo } from './runs-repo';
+
+type InvocationRequest = components['schemas']['InvocationRequest'];
+type Invocation = components['schemas']['Invocation'];
+type TraceEvent = components['schemas']['RunTraceEvent'];
+
+/** How long an idempotency key is remembered. */
+export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+
+const runNotFound = () => new NotFound('No such run.');
+const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
+
+/** 202 for a new run, 200 for the first answer to a repeated idempotency key. */
+type Accepted = { status: 202; body: Invocation };
+type Started = Accepted | { status: 200; body: Invocation };
+
+/** The job's first enabled invocation trigger: its default data and input schema apply to direct calls. */
+function invocationTriggerOf(job: JobRow) {
+  const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+  return row && { id: row.id, ...(row.config as { inputSchema?: Record<string, unknown>; defaultData?: Record<string, unknown> }) };
+}
+
+export function createRunsService({ jobs, runner, now = () => new Date() }: { jobs: Pick<JobsService, 'find' | 'render'>; runner: Pick<Runner, 'dispatch' | 'cancel'>; now?: () => Date }) {
+  async function foundRun(repo: RunsRepo, runId: string) {
+    const run = await repo.find(runId);
+    if (!run) throw runNotFound();
+    return run;
+  }
+
+  /** Creates the run (and its invocation) and hands the job to dispatch. */
+  async function start(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
+    const repo = createRunsRepo(db);
+    const ids = { id: newId('run'), invocationId: newId('inv') };
+    const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
+    await repo.createInvoked({ ...run, ...ids }, { id: ids.invocationId, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) }, trace);
+    runner.dispatch(tenantId, run.jobId);
+    return { status: 202, body: { invocationId: ids.invocationId, runId: ids.id, state: 'queued', duplicate: false } };
+  }
+
+  /** The first answer to a repeated key, or null when the key has expired (and is now free). */
+  async function repeated(repo: RunsRepo, jobId: string, idempotencyKey: string, requestHash: string): Promise<Started | null> {
+    const first = await repo.findInvocation(jobId, idempotencyKey);
+    if (!first) return null;
+    if (first.expiresAt <= now()) {
+      await repo.deleteInvocation(first.id);
+      return null;
+    }
+    if (first.requestHash !== requestHash) {
+      throw new Conflict('idempotency_key_reused', 'This idempotency key was used with a different request body in the last 24 hours.');
+    }
+    const run = await repo.find(first.runId);
+    return { status: 200, body: { invocationId: first.id, runId: first.runId, state: (run?.state ?? 'queued') as RunState, duplicate: true } };
+  }
+
+  return {
+    async invoke(db: TenantDb, tenantId: string, jobRef: string, body: InvocationRequest): Promise<Started> {
+      const job = await jobs.find(db, jobRef);
+      if (!job) throw new NotFound('No such job.');
+      const requestHash = sha256(canonicalJson(body));
+      const idempotencyKey = body.idempotencyKey ?? null;
+      if (!job.enabled) throw jobDisabled();
+
+      const trigger = invocationTriggerOf(job);
+      const data = { ...trigger?.defaultData, ...body.data };
+      if (trigger?.inputSchema) {
+        const validate = inputValidator(trigger.inputSchema);
+        if (!validate(data)) {
+          const [error] = validate.errors ?? [];
+          throw new ValidationFailed(`\`data${error?.instancePath.replace(/\//g, '.') ?? ''}\` ${error?.message ?? 'is invalid'} (inputSchema of trigger ${trigger.id}).`);
+        }
+      }
+      const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
+      const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
+      const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId: trigger?.id ?? null, inputs: { data } };
+
+      // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the
+      // others find its answer.
+      for (let attempt = 0; ; attempt++) {
+        try {
+          return await start(db, tenantId, run, { idempotencyKey, requestHash });
+        } catch (err) {
+          if (!idempotencyKey || !isUniqueViolation(err) || attempt >= 2) throw err;
+          const answer = await repeated(createRunsRepo(db), job.id, idempotencyKey, requestHash);
+          if (answer) return answer;
+        }
+      }
+    },
+
+    async list(db: TenantDb, page: KeysetRequest<string>, filter: RunFilter): Promise<RunView[]> {
+      let jobId = filter.jobId;
+      if (jobId) jobId = (await jobs.find(db, jobId))?.id ?? jobId; // a slug names a live job; an id also a deleted one
+      return (await createRunsRepo(db).list(page, { ...filter, jobId })).map(runView);
+    },
+
+    async get(db: TenantDb, runId: string): Promise<RunView> {
+      return runView(await foundRun(createRunsRepo(db), runId));
+    },
+
+    async trace(db: TenantDb, runId: string, page: KeysetRequest<number>): Promise<TraceEvent[]> {
+      const repo = createRunsRepo(db);
+      await foundRun(repo, runId);
+      return (await repo.trace(runId, page)).map((event) => ({ seq: event.seq, at: event.at.toISOString(), type: event.type as TraceEvent['type'], data: event.data as TraceEvent['data'] }));
+    },
+
+    async stop(db: TenantDb, tenantId: string, runId: string): Promise<RunView> {
+      const repo = createRunsRepo(db);
+      // The run may move on between the read and the write; the guarded write notices, and the read repeats.
+      for (let attempt = 0; attempt < 5; attempt++) {
+        const run = await foundRun(repo, runId);
+        const state = run.state as RunState;
+        if (!isStoppable(state)) throw new Conflict('run_not_stoppable', `The run is ${state}; only queued, starting and running runs can be stopped.`);
+        if (await repo.move(run.id, state, 'canceling')) {
+          await runner.cancel(db, run.id, { tenantId, jobId: run.jobId });
+          return runView({ ...run, state: 'canceling' });
+        }
+      }
+      throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
+    },
+
+    async replay(db: TenantDb, tenantId: string, runId: string): Promise<Accepted> {
+      const repo = createRunsRepo(db);
+      const original = await foundRun(repo, runId);
+      if (!isTerminal(original.state as RunState)) throw new Conflict('run_not_finished', `The run is ${original.state}; only finished runs can be replayed.`);
+      const job = await jobs.find(db, original.jobId);
+      if (!job) throw new NotFound('The job of this run has been deleted.');
+      if (!job.enabled) throw jobDisabled();
+      const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs: original.inputs as Record<string, unknown>, replayOf: original.id };
+      return start(db, tenantId, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) });
+    },
+
+    /** The job was deleted: its queued and active runs are stopped. */
+    async cancelRunsOfJob(db: TenantDb, jobId: string) {
+      const repo = createRunsRepo(db);
+      for (const run of await repo.unfinishedOfJob(jobId)) {
+        if (await repo.move(run.id, run.state as RunState, 'canceling')) await runner.cancel(db, run.id, null);
+      }
+    },
+  };
+}
+
+export type RunsService = ReturnType<typeof createRunsService>;
