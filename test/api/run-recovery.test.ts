@@ -1,0 +1,104 @@
+// A run in flight when the server dies: the agent outlives a SIGKILL of the server; the next start fails
+// the run as interrupted, ends the agent's processes and starts what was queued. A SIGTERM ends active runs
+// the same way before the process exits.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { INTERRUPTED } from '../../src/runs/runner';
+import { agentCommand, processesOf } from '../support/agent';
+import { startTestApp, type TestApp } from '../support/app';
+import { accessToken, createOwner } from '../support/identity';
+
+const ROOT = path.join(__dirname, '../..');
+let app: TestApp;
+let port: number;
+let headers: Record<string, string>;
+const command = agentCommand();
+
+beforeAll(async () => {
+  // The database and credentials are made here; the server under test is a separate process on that database.
+  app = await startTestApp();
+  const owner = await createOwner(app.database.db);
+  headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
+  const probe = createServer();
+  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
+  port = (probe.address() as AddressInfo).port;
+  await new Promise((resolve) => probe.close(resolve));
+});
+afterAll(() => app.close());
+
+function startServer(): Promise<ChildProcess> {
+  const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: app.config.baseUrl.origin,
+      DATABASE_URL: app.database.url,
+      FLOWS_SECRET_KEY: app.config.secretKey.toString('hex'),
+      FLOWS_LOCAL_AGENT_COMMAND: command,
+      FLOWS_RATE_LIMIT_API: '0',
+      FLOWS_RATE_LIMIT_API_ADDRESS: '0',
+      LOG_LEVEL: 'info',
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  return new Promise((resolve, reject) => {
+    let output = '';
+    const deadline = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 25_000);
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('is listening')) (clearTimeout(deadline), resolve(child));
+    };
+    child.stdout!.on('data', collect);
+    child.stderr!.on('data', collect);
+  });
+}
+
+const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
+
+async function api(method: string, route: string, body?: unknown) {
+  const res = await fetch(`http://127.0.0.1:${port}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
+  for (let i = 0; i < 300; i++) {
+    const value = await probe();
+    if (value) return value;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`timed out waiting for ${what}`);
+}
+
+const stateOf = async (runId: string) => (await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state;
+
+it('fails the interrupted run, ends its agent and starts the queued one after a crash; SIGTERM ends active runs', async () => {
+  let server = await startServer();
+  const job = (await api('POST', '/api/v1/jobs', { name: 'Slow', promptTemplate: 'sleep', executionTargetId: 'local' })).body;
+  const active = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId;
+  const queued = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId;
+  await until('the first run to run', async () => (await stateOf(active)) === 'running' && processesOf(active).length > 0);
+  expect(await stateOf(queued)).toBe('queued');
+
+  server.kill('SIGKILL');
+  await exited(server);
+  // Nothing ended the agent: it runs on without its server.
+  expect(processesOf(active).length).toBeGreaterThan(0);
+
+  server = await startServer();
+  const interrupted = await until('the interrupted run to fail', async () => {
+    const run = (await api('GET', `/api/v1/runs/${active}`)).body;
+    return run.state === 'failed' && run;
+  });
+  expect(interrupted.error).toBe(INTERRUPTED);
+  expect(processesOf(active)).toEqual([]);
+  await until('the queued run to start', async () => (await stateOf(queued)) === 'running' && processesOf(queued).length > 0);
+
+  server.kill('SIGTERM');
+  expect(await exited(server)).toBe(0);
+  expect(await stateOf(queued)).toBe('failed');
+  expect((await app.database.db.run.findUniqueOrThrow({ where: { id: queued } })).error).toBe(INTERRUPTED);
+  expect(processesOf(queued)).toEqual([]);
+}, 60_000);
