@@ -4,22 +4,25 @@
 //   (a) bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row per request
 //   (b) Express 5 + one Prisma `create` of a run per request
 // then start-up time and idle memory (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8)
-// and BENCH_CONNECTIONS (32) tune it.
+// and BENCH_CONNECTIONS (32) tune it; BENCH_CPU_PROF=<dir> has the app's server write a V8 CPU profile there.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
+import { createBenchJob } from './bench-app.mjs';
 import { measureStartup } from './bench-startup.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
+const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-bench-'));
 const children = [];
 
 function startServer(kind) {
-  const child = spawn(process.execPath, [path.join(root, 'scripts/bench-server.mjs'), kind, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const profile = CPU_PROF && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] : [];
+  const child = spawn(process.execPath, [...profile, path.join(root, 'scripts/bench-server.mjs'), kind, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s`)), 60_000);
@@ -69,12 +72,28 @@ const conditions = {
   if: 'payload.repository.full_name == "acme/widgets" && !payload.issue.locked && payload.issue.number > 0.0',
 };
 
-async function measure(port, { method = 'GET', path: target, headers = {}, body }) {
-  const options = { url: `http://127.0.0.1:${port}${target}`, method, headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) }, body: body && JSON.stringify(body), connections: CONNECTIONS };
+/**
+ * One row: a warm-up, then the measured run, which must have no errors, no non-2xx answer and, when
+ * `status` is given, only that status. `body` may be a function called for every request (a new body each).
+ */
+async function measure(port, { method = 'GET', path: target, headers = {}, body, status }) {
+  const json = (value) => JSON.stringify(typeof value === 'function' ? value() : value);
+  const options = {
+    url: `http://127.0.0.1:${port}${target}`,
+    method,
+    headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
+    body: body && json(body),
+    ...(typeof body === 'function' ? { requests: [{ setupRequest: (req) => ({ ...req, body: json(body) }) }] } : {}),
+    connections: CONNECTIONS,
+  };
   await autocannon({ ...options, duration: 2 }); // warm-up: validators compiled, JIT settled
   const result = await autocannon({ ...options, duration: DURATION });
-  if (result.non2xx || result.errors) throw new Error(`${method} ${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
-  return { rps: result.requests.average, p99: result.latency.p99 };
+  const answers = Object.values(result.statusCodeStats).reduce((sum, { count }) => sum + count, 0);
+  const expected = status ? (result.statusCodeStats[status]?.count ?? 0) : answers - result.non2xx;
+  if (result.non2xx || result.errors || expected !== answers) {
+    throw new Error(`${method} ${target}: ${result.non2xx} non-2xx answers, ${result.errors} errors, statuses ${JSON.stringify(result.statusCodeStats)}`);
+  }
+  return { rps: result.requests.average, p99: result.latency.p99, answers, statuses: Object.keys(result.statusCodeStats).join(', ') };
 }
 
 async function main() {
@@ -82,18 +101,24 @@ async function main() {
   const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
   const app = await startServer('app');
   const bearer = { authorization: `Bearer ${app.bearer}` };
+  const job = await createBenchJob(`http://127.0.0.1:${app.port}`, app.bearer);
+  let invocations = 0;
+  const invocation = () => ({ idempotencyKey: `bench-${++invocations}`, data: { n: 1 } });
   const rows = [
     ['(a) Express + better-sqlite3 INSERT', a],
     ['(b) Express + Prisma create', b],
     ['conditions: 5 leaves + CEL, 20 KB payload', await measure(app.port, { method: 'POST', path: '/api/v1/job-conditions/test', headers: bearer, body: { webhook: githubContext(), conditions } })],
     ['GET /api/v1/me, bearer', await measure(app.port, { path: '/api/v1/me', headers: bearer })],
+    // Last: the runs it creates fail at dispatch in the background (no execution target), beside the load.
+    ['invoke: new idempotency key per request', await measure(app.port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: invocation, status: 202 })],
   ];
-  for (const child of children) child.kill('SIGTERM');
+  // Gone before start-up is measured, with their CPU profiles written (BENCH_CPU_PROF).
+  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode ?? child.signalCode) !== null ? resolve() : child.once('exit', resolve).kill('SIGTERM'))));
 
   console.log(`autocannon, ${CONNECTIONS} connections, ${DURATION} s per row, embedded SQLite, loopback, Node ${process.version}, ${os.cpus().length} CPUs`);
-  console.log(`${'row'.padEnd(44)} ${'req/s'.padStart(7)} ${'p99 ms'.padStart(7)}  ${'× (a)'.padStart(6)} ${'× (b)'.padStart(6)}`);
-  for (const [name, { rps, p99 }] of rows) {
-    console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}`);
+  console.log(`${'row'.padEnd(44)} ${'req/s'.padStart(7)} ${'p99 ms'.padStart(7)}  ${'× (a)'.padStart(6)} ${'× (b)'.padStart(6)}  answers`);
+  for (const [name, { rps, p99, answers, statuses }] of rows) {
+    console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}  ${answers} × ${statuses}`);
   }
   const startup = await measureStartup();
   console.log(`start-up: restart ${startup.restartMedianMs} ms (first start ${startup.firstStartMs} ms), idle RSS ${startup.idleRssMb} MB`);

@@ -37,8 +37,11 @@ function triggerRow(trigger: Trigger, position: number) {
 
 export function createJobsRepo(db: TenantDb) {
   return {
-    /** A live job by id or slug. */
-    find: (ref: string) => db.job.findFirst({ where: { deletedAt: null, OR: [{ id: ref }, { slug: ref }] }, include: withTriggers }),
+    /** A live job by id or slug; an id wins over another job's slug that happens to spell it. */
+    find: async (ref: string) => {
+      const jobs = await db.job.findMany({ where: { deletedAt: null, OR: [{ id: ref }, { slug: ref }] }, include: withTriggers, take: 2 });
+      return jobs.find((job) => job.id === ref) ?? jobs[0] ?? null;
+    },
 
     list: ({ limit, after }: KeysetRequest<string>, filter: { enabled?: boolean }) =>
       db.job.findMany({

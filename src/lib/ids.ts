@@ -2,18 +2,29 @@ import { randomBytes } from 'node:crypto';
 
 const ALPHABET = '0123456789abcdefghjkmnpqrstvwxyz'; // Crockford base32, lower case
 
-function base32(bytes: Uint8Array): string {
-  let out = '';
-  for (const byte of bytes) out += ALPHABET[byte & 31];
-  return out;
+
+let lastTime = -1;
+let lastRandom: number[] = [];
+
+/** The next value of `digits` as a base-32 number (carrying to the left). */
+function increment(digits: number[]): number[] {
+  const next = [...digits];
+  for (let i = next.length - 1; i >= 0; i--) {
+    next[i] = (next[i] + 1) % 32;
+    if (next[i] !== 0) break;
+  }
+  return next;
 }
 
 /**
  * A new opaque id such as `job_01jd4k8m2q7zr5x9c3vh6tnbwe`: a prefix naming the kind, ten characters of
- * millisecond time (so ids sort by creation, which keyset pagination relies on) and sixteen random ones.
+ * millisecond time and sixteen random ones. Ids sort by creation, which keyset pagination and the order
+ * queued runs start in rely on: within one millisecond, the random part of the previous id is counted up.
  */
 export function newId(prefix: string, now = Date.now()): string {
   let time = '';
   for (let rest = now, i = 0; i < 10; i++, rest = Math.floor(rest / 32)) time = ALPHABET[rest % 32] + time;
-  return `${prefix}_${time}${base32(randomBytes(16))}`;
+  const random = now === lastTime ? increment(lastRandom) : [...randomBytes(16)].map((byte) => byte & 31);
+  if (now >= lastTime) [lastTime, lastRandom] = [now, random];
+  return `${prefix}_${time}${random.map((digit) => ALPHABET[digit]).join('')}`;
 }

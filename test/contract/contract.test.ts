@@ -83,6 +83,26 @@ describe('the seed operations of the interface spec', () => {
   });
 });
 
+describe('the error statuses of the seed operations', () => {
+  // Spec section 4: nine error statuses for operations 1 to 5, the same less 415 for 6 to 8.
+  const withBody = ['400', '401', '403', '404', '409', '415', '429', '500', '503'];
+  const withoutBody = withBody.filter((status) => status !== '415');
+  it.each([
+    ['/api/v1/job-conditions/test', 'post', withBody],
+    ['/api/v1/jobs', 'post', withBody],
+    ['/api/v1/jobs/{jobId}/invocations', 'post', withBody],
+    ['/api/v1/integrations/agent-integration', 'put', withBody],
+    ['/api/v1/integrations/vmhost/{connectionId}/diagnostics', 'post', withBody],
+    ['/api/v1/vmhost-connections', 'get', withoutBody],
+    ['/api/v1/access-tokens', 'get', withoutBody],
+    ['/api/v1/trigger-contexts', 'get', withoutBody],
+  ])('%s %s documents exactly them once implemented', (p, method, expected) => {
+    const operation = contract.inlined.paths[p][method];
+    if (typeof (app.api.backend.handlers as Record<string, unknown>)[operation.operationId] !== 'function') return;
+    expect(Object.keys(operation.responses).filter((status) => Number(status) >= 400)).toEqual(expected);
+  });
+});
+
 describe('501 not_implemented', () => {
   it('is documented exactly on the operations this server does not implement yet', () => {
     const registered = app.api.backend.handlers as Record<string, unknown>;

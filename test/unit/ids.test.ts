@@ -10,6 +10,12 @@ describe('newId', () => {
     expect([...ids].sort()).toEqual(ids);
   });
 
+  it('sorts by creation within one millisecond too', () => {
+    const ids = Array.from({ length: 1000 }, () => newId('run', 1_900_000_000_000));
+    expect([...ids].sort()).toEqual(ids);
+    expect(new Set(ids).size).toBe(1000);
+  });
+
   it('does not repeat', () => {
     const ids = new Set(Array.from({ length: 1000 }, () => newId('x', 0)));
     expect(ids.size).toBe(1000);
