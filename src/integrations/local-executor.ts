@@ -98,7 +98,7 @@ export function createLocalExecutor({ command, killGraceMs = KILL_GRACE_MS }: Pi
           resolve({ state: 'failed', error: `The agent ${why}${lastStderr ? `: ${clip(lastStderr)}` : '.'}` });
         });
       });
-      events.provisioning({ target: 'local', status: 'process_started' });
+      events.provisioning({ status: 'process_started' });
       return { ref: `local:${pid}`, done, stop: () => end('canceled') };
     },
 

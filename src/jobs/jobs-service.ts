@@ -39,7 +39,7 @@ export function jobView(job: JobRow): JobView {
     model: job.model,
     effort: job.effort,
     enabled: job.enabled,
-    triggers: job.triggers.map((row) => ({ ...(row.config as object), id: row.id, enabled: row.enabled, type: row.type }) as Trigger),
+    triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
     updatedAt: job.updatedAt.toISOString(),
   };
