@@ -73,8 +73,7 @@ it('signs in, approves the device, and the client calls the API, refreshes, revo
   const tokens = await poll(config, device);
   const auth = { authorization: `Bearer ${tokens.access_token}` };
   expect((await fetch(`${server.url}/api/v1/me`, { headers: auth })).status).toBe(200);
-  // A later part of the API owns this operation; the token got past authentication and scope checks.
-  expect((await fetch(`${server.url}/api/v1/trigger-contexts`, { headers: auth })).status).toBe(501);
+  expect((await fetch(`${server.url}/api/v1/trigger-contexts`, { headers: auth })).status).toBe(200);
 
   const refreshed = await oauth.refreshTokenGrant(config, tokens.refresh_token!);
   const refreshedAuth = { authorization: `Bearer ${refreshed.access_token}` };
