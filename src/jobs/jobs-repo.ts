@@ -43,6 +43,10 @@ export function createJobsRepo(db: TenantDb) {
       return jobs.find((job) => job.id === ref) ?? jobs[0] ?? null;
     },
 
+    /** What running a live job needs, in one query (no triggers). */
+    settings: (id: string) =>
+      db.job.findFirst({ where: { id, deletedAt: null }, select: { id: true, slug: true, model: true, effort: true, executionTargetId: true, concurrencyLimit: true } }),
+
     list: ({ limit, after }: KeysetRequest<string>, filter: { enabled?: boolean }) =>
       db.job.findMany({
         where: { deletedAt: null, enabled: filter.enabled, id: after === undefined ? undefined : { lt: after } },
@@ -92,3 +96,4 @@ export function createJobsRepo(db: TenantDb) {
 }
 
 export type JobsRepo = ReturnType<typeof createJobsRepo>;
+export type JobSettings = NonNullable<Awaited<ReturnType<JobsRepo['settings']>>>;

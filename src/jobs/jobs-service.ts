@@ -13,7 +13,7 @@ import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jo
 import { compileTemplate, renderTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
 
 export { InvalidTemplate } from './jobs-fns';
-export type { JobRow } from './jobs-repo';
+export type { JobRow, JobSettings } from './jobs-repo';
 
 type JobCreate = components['schemas']['JobCreate'];
 type JobUpdate = components['schemas']['JobUpdate'];
@@ -179,6 +179,9 @@ export function createJobsService({ targets, onDeleted }: JobsDeps) {
 
     /** A live job by id or slug, as runs need it. */
     find: (db: TenantDb, ref: string) => createJobsRepo(db).find(ref),
+
+    /** What executing runs of a live job needs (by id); null when the job is gone. */
+    settings: (db: TenantDb, id: string) => createJobsRepo(db).settings(id),
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
     async render(job: JobRow, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {

@@ -5,10 +5,10 @@
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
-import type { JobRow, JobsService } from '../jobs/jobs-service';
+import type { JobSettings, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
-import { isTerminal, type RunState } from './runs-fns';
+import { canTransition, isTerminal, type RunState } from './runs-fns';
 import { createRunsRepo, type RunsRepo, type TraceEntry } from './runs-repo';
 
 export interface UnfinishedRun {
@@ -21,7 +21,7 @@ export interface UnfinishedRun {
 
 export interface RunnerDeps {
   tenantDb: (tenantId: string) => TenantDb;
-  jobs: Pick<JobsService, 'find'>;
+  jobs: Pick<JobsService, 'settings'>;
   targets: Pick<TargetsService, 'resolve'>;
   executors: Partial<Record<'local' | 'vmhost', Executor>>;
   queue: WorkQueue;
@@ -65,16 +65,18 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
 
   const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
 
-  /** Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is. */
-  async function finish(repo: RunsRepo, runId: string, outcome: Outcome) {
+  /**
+   * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
+   * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read.
+   */
+  async function finish(repo: RunsRepo, runId: string, outcome: Outcome, expected: RunState) {
     for (let attempt = 0; attempt < 3; attempt++) {
-      const run = await repo.find(runId);
-      if (!run || isTerminal(run.state as RunState)) return;
-      const from = run.state as RunState;
+      const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
+      if (!from || isTerminal(from)) return;
       let to: RunState = from === 'canceling' ? 'canceled' : outcome.state;
       let error = outcome.state === 'succeeded' ? undefined : outcome.error;
-      if (to === 'canceled' && from !== 'canceling') {
-        // Stopped by the server going down, not by a caller.
+      if (!canTransition(from, to)) {
+        // Ended by the server going down, not by a caller or the agent (which never got to run).
         to = 'failed';
         error = INTERRUPTED;
       }
@@ -85,9 +87,10 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
     }
   }
 
-  async function execute(db: TenantDb, tenantId: string, job: JobRow, run: { id: string; prompt: string }) {
+  async function execute(db: TenantDb, tenantId: string, job: JobSettings, run: { id: string; prompt: string }) {
     const repo = createRunsRepo(db);
     const runId = run.id;
+    let state: RunState = 'starting';
     executing++;
     try {
       const target = await targets.resolve(db, job.executionTargetId);
@@ -96,7 +99,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         const error = !target
           ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
           : `Execution targets of kind ${target.kind} are not available on this server.`;
-        await finish(repo, runId, { state: 'failed', error });
+        await finish(repo, runId, { state: 'failed', error }, state);
         return;
       }
       const trace = traceWriter(repo, runId, logger);
@@ -111,13 +114,14 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       await repo.setExecutorRef(runId, execution.ref);
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      if (shuttingDown || !(await repo.move(runId, 'starting', 'running'))) execution.stop();
+      if (!shuttingDown && (await repo.move(runId, 'starting', 'running'))) state = 'running';
+      else execution.stop();
       const outcome = await execution.done;
       await trace.flush();
-      await finish(repo, runId, outcome);
+      await finish(repo, runId, outcome, state);
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
-      await finish(repo, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }).catch(() => {});
+      await finish(repo, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
     } finally {
       executions.delete(runId);
       executing--;
@@ -129,7 +133,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
   async function fill({ tenantId, jobId }: { tenantId: string; jobId: string }) {
     if (shuttingDown) return;
     const db = tenantDb(tenantId);
-    const job = await jobs.find(db, jobId);
+    const job = await jobs.settings(db, jobId);
     if (!job) return;
     const repo = createRunsRepo(db);
     const free = job.concurrencyLimit - (await repo.countActive(job.id));

@@ -22,6 +22,7 @@ export const UNFINISHED_STATES: RunState[] = ['queued', ...ACTIVE_STATES];
 
 export const isTerminal = (state: RunState) => NEXT[state].length === 0;
 export const isStoppable = (state: RunState) => NEXT[state].includes('canceling');
+export const canTransition = (from: RunState, to: RunState) => NEXT[from].includes(to);
 
 export class IllegalTransition extends Error {
   constructor(from: RunState, to: RunState) {
@@ -31,7 +32,7 @@ export class IllegalTransition extends Error {
 
 /** The columns a move from `from` to `to` sets at `now`; throws for a move the lifecycle does not allow. */
 export function transition(from: RunState, to: RunState, now = new Date()): { state: RunState; startedAt?: Date; finishedAt?: Date } {
-  if (!NEXT[from].includes(to)) throw new IllegalTransition(from, to);
+  if (!canTransition(from, to)) throw new IllegalTransition(from, to);
   if (to === 'starting') return { state: to, startedAt: now };
   if (isTerminal(to)) return { state: to, finishedAt: now };
   return { state: to };

@@ -163,11 +163,35 @@ export function evaluateConditions({ leaves, cel }: CompiledConditions, context:
   return { decision: holds ? 'match' : 'no-match', details };
 }
 
+const COMPILED_KEPT = 500;
+const compiledByText = new Map<string, CompiledConditions | ConditionProblem>();
+
+/**
+ * Compiles once per distinct text: an editor tries the same conditions against one sample after another,
+ * and compiling (CEL parse and plan, regular expressions) costs several times the evaluation.
+ */
+function compiledOnce(conditions: unknown): CompiledConditions {
+  const text = JSON.stringify(conditions);
+  let entry = compiledByText.get(text);
+  if (!entry) {
+    try {
+      entry = compileConditions(conditions);
+    } catch (err) {
+      if (!(err instanceof ConditionProblem)) throw err;
+      entry = err;
+    }
+    if (compiledByText.size >= COMPILED_KEPT) compiledByText.delete(compiledByText.keys().next().value!);
+    compiledByText.set(text, entry);
+  }
+  if (entry instanceof ConditionProblem) throw entry;
+  return entry;
+}
+
 /** The test endpoint's answer: conditions that do not compile are an `error` decision naming the part. */
 export function decide(conditions: unknown, context: Record<string, unknown>): Decision {
   if (conditions === undefined) return { decision: 'match', details: [] };
   try {
-    return evaluateConditions(compileConditions(conditions), context);
+    return evaluateConditions(compiledOnce(conditions), context);
   } catch (err) {
     if (err instanceof ConditionProblem) return { decision: 'error', error: err.message, details: [err.detail] };
     throw err;

@@ -176,3 +176,16 @@ describe('regular expressions from callers', () => {
     expect(Date.now() - started).toBeLessThan(5_000);
   });
 });
+
+describe('conditions compiled before', () => {
+  it('give the same answers from the cache, valid or not, for any context', () => {
+    const good = { all: [{ path: 'a', op: 'eq', value: 1 }], if: 'a > 0.0' };
+    expect(decide(good, { a: 1 }).decision).toBe('match');
+    expect(decide(good, { a: 2 }).decision).toBe('no-match');
+    expect(decide(structuredClone(good), { a: 1 })).toEqual(decide(good, { a: 1 }));
+    const bad = { if: 'a +' };
+    const first = decide(bad, { a: 1 });
+    expect(first.decision).toBe('error');
+    expect(decide(bad, { a: 2 })).toEqual(first);
+  });
+});
