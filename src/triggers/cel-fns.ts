@@ -1,14 +1,25 @@
 // The `if` part of conditions: a CEL expression, parsed and planned once by @bufbuild/cel (never eval),
 // evaluated against a context whose top-level fields are its variables, under a cost limit.
-import { celEnv, isCelError, parse, plan, type CelResult } from '@bufbuild/cel';
+import type * as CelLibrary from '@bufbuild/cel';
+import type { CelResult } from '@bufbuild/cel';
 import { compileRegex } from './regex';
 
 /** Evaluations whose estimated cost exceeds this are refused before they run. */
 export const CEL_COST_LIMIT = 1_000_000;
 const MAX_NODES = 1000;
 
-/** CEL's `matches()` runs on RE2 too: linear time whatever the pattern. */
-const env = celEnv({ re2: { compile: compileRegex } });
+/**
+ * The library and its environment, loaded with the first expression: it holds about 15 MB, which a
+ * server whose jobs use no CEL never needs. CEL's `matches()` runs on RE2 too: linear time whatever the pattern.
+ */
+let loaded: { cel: typeof CelLibrary; env: ReturnType<typeof CelLibrary.celEnv> } | undefined;
+function celLibrary() {
+  if (!loaded) {
+    const cel = require('@bufbuild/cel') as typeof CelLibrary;
+    loaded = { cel, env: cel.celEnv({ re2: { compile: compileRegex } }) };
+  }
+  return loaded;
+}
 
 export class CelProblem extends Error {}
 
@@ -77,20 +88,21 @@ function explain(error: { message: string }): string {
 
 /** Parses and plans `expression`; throws CelProblem for a syntax error or an expression too large. */
 export function compileCel(expression: string): CompiledCel {
-  let parsed: ReturnType<typeof parse>;
+  const { cel, env } = celLibrary();
+  let parsed: ReturnType<typeof cel.parse>;
   try {
-    parsed = parse(expression);
+    parsed = cel.parse(expression);
   } catch (err) {
     throw new CelProblem(`CEL parse error: ${(err as Error).message}`);
   }
   const cost = costOf(parsed.expr as Node, { nodes: 0 });
-  const run = plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
+  const run = cel.plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
   return {
     expression,
     evaluate(context, size) {
       if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
       const result = run(context);
-      if (isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
+      if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
       if (typeof result !== 'boolean') return { ok: false, error: 'the `if` expression must evaluate to a boolean', value: typeof result === 'bigint' ? Number(result) : result };
       return { ok: true, value: result };
     },
