@@ -24,10 +24,14 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
   const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
 
   const targets = createTargetsService({ localAgent: config.localAgent });
-  // Deleting a job cancels its runs, and runs read jobs: the runs service is made after the jobs service
-  // and reached through this late-bound reference.
+  // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
+  // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
-  const jobs = createJobsService({ targets, onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId) });
+  const jobs = createJobsService({
+    targets,
+    onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
+    onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
+  });
   const runner = createRunner({
     tenantDb,
     jobs,

@@ -22,6 +22,8 @@ export interface JobsDeps {
   targets: Pick<TargetsService, 'checkUsable'>;
   /** Called after a job is deleted: its queued and active runs are canceled. */
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
+  /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
+  onLimitChanged(tenantId: string, jobId: string): void;
 }
 
 const jobNotFound = () => new NotFound('No such job.');
@@ -70,7 +72,7 @@ interface CompiledJob {
 const COMPILED_KEPT = 1000;
 const MAX_RUN_NAME = 500;
 
-export function createJobsService({ targets, onDeleted }: JobsDeps) {
+export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDeps) {
   // Templates parse once per version of a job, not once per run.
   const compiled = new Map<string, CompiledJob>();
   function compiledOf(job: JobRow): CompiledJob {
@@ -138,7 +140,7 @@ export function createJobsService({ targets, onDeleted }: JobsDeps) {
       return (await createJobsRepo(db).list(page, filter)).map(jobView);
     },
 
-    async update(db: TenantDb, ref: string, patch: JobUpdate): Promise<JobView> {
+    async update(db: TenantDb, tenantId: string, ref: string, patch: JobUpdate): Promise<JobView> {
       const repo = createJobsRepo(db);
       const job = await found(repo, ref);
       const { triggers: inputs, ...fields } = patch;
@@ -158,6 +160,7 @@ export function createJobsService({ targets, onDeleted }: JobsDeps) {
         throw err;
       }
       if (!updated) throw jobNotFound();
+      if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(tenantId, job.id);
       return jobView(updated);
     },
 

@@ -295,6 +295,18 @@ describe('the concurrency limit', () => {
     expect(runs.every((run) => run.state === 'succeeded')).toBe(true);
     expect(runs.map((run) => run.id)).toEqual([...ids].sort());
   });
+
+  it('starts queued runs at once when the limit is raised', async () => {
+    const job = await createJob({ promptTemplate: 'sleep' });
+    const [first, second] = [(await invoke(job.id)).body.runId, (await invoke(job.id)).body.runId];
+    await waitFor(first, ['running']);
+    expect((await getRun(second)).state).toBe('queued');
+    expect((await call(app, 'PATCH', `/api/v1/jobs/${job.id}`, { headers: bearer, body: { concurrencyLimit: 2 } })).status).toBe(200);
+    await waitFor(second, ['running']);
+    expect((await getRun(first)).state).toBe('running');
+    for (const runId of [first, second]) await call(app, 'POST', `/api/v1/runs/${runId}/stop`, { headers: bearer });
+    await waitFor(second);
+  });
 });
 
 describe('reading runs', () => {
