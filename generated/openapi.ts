@@ -2139,7 +2139,7 @@ export interface components {
          *     - `github`: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the raw body>`; event from `X-GitHub-Event`, action from the body's `action`; delivery id `X-GitHub-Delivery`.
          *     - `linear`: `Linear-Signature: <hex HMAC-SHA256 of the raw body>`; body `webhookTimestamp` (milliseconds) must be within 5 minutes; event from the body's `type`, action from `action`; delivery id `Linear-Delivery`.
          *     - `standard-webhooks`: [Standard Webhooks](https://www.standardwebhooks.com) headers `webhook-id` (delivery id), `webhook-timestamp` (within 5 minutes) and `webhook-signature: v1,<base64 HMAC-SHA256>`; event from the body's `type`.
-         *     - `hmac-sha256`: one header (`signatureHeader`, default `X-Signature-256`) carrying the hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=`; event from the body's `type` when present.
+         *     - `hmac-sha256`: one header (`signatureHeader`, default `X-Signature-256`) carrying the hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=`; event from the body's `type` when present (else `delivery`); delivery id from `X-Delivery-Id` or `webhook-id` when sent, else the SHA-256 of the body (an exact resend is the same delivery).
          *
          *     Signatures are checked in constant time on the raw body. A repeated delivery id is recorded once and starts nothing twice.
          * @example github
@@ -4958,7 +4958,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5070,7 +5069,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5123,7 +5121,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5175,7 +5172,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5220,7 +5216,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5253,7 +5248,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -5299,7 +5293,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

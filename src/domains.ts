@@ -11,6 +11,7 @@ import { createTargetsService } from './integrations/targets-service';
 import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
 import type { Logger } from './lib/logger';
+import { createSecretBox } from './lib/secrets';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createRunner, type UnfinishedRun } from './runs/runner';
 import { UNFINISHED_STATES, type RunState } from './runs/runs-fns';
@@ -18,6 +19,9 @@ import { runsHandlers } from './runs/runs-handlers';
 import { createRunsService } from './runs/runs-service';
 import { triggersHandlers } from './triggers/triggers-handlers';
 import { createTriggersService } from './triggers/triggers-service';
+import { intakeRouter } from './webhooks/intake-router';
+import { webhooksHandlers } from './webhooks/webhooks-handlers';
+import { createWebhooksService } from './webhooks/webhooks-service';
 
 export function createDomains({ config, db, logger, queue = createInProcessQueue(logger) }: { config: Config; db: Db; logger: Logger; queue?: WorkQueue }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
@@ -45,14 +49,24 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
   });
   runs = createRunsService({ jobs, runner });
   const triggers = createTriggersService();
+  const webhooks = createWebhooksService({
+    box: createSecretBox(config.secretKey),
+    baseUrl: config.baseUrl,
+    queue,
+    runs,
+    tenantDb,
+    logger,
+    sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
+  });
 
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
     ...targetsHandlers(targets),
     ...triggersHandlers(triggers),
+    ...webhooksHandlers(webhooks),
   };
-  return { handlers, runner };
+  return { handlers, runner, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -64,6 +64,9 @@ async function resolveReferences(repo: JobsRepo, triggers: Trigger[]): Promise<T
   );
 }
 
+/** What rendering a job's templates reads of it. */
+export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate'>;
+
 interface CompiledJob {
   prompt: CompiledTemplate;
   runName: CompiledTemplate | null;
@@ -75,7 +78,7 @@ const MAX_RUN_NAME = 500;
 export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDeps) {
   // Templates parse once per version of a job, not once per run.
   const compiled = new Map<string, CompiledJob>();
-  function compiledOf(job: JobRow): CompiledJob {
+  function compiledOf(job: RenderedJob): CompiledJob {
     const key = `${job.id}@${job.updatedAt.getTime()}`;
     let entry = compiled.get(key);
     if (!entry) {
@@ -187,7 +190,7 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
     settings: (db: TenantDb, id: string) => createJobsRepo(db).settings(id),
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
-    async render(job: JobRow, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {
+    async render(job: RenderedJob, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {
       const templates = compiledOf(job);
       const render = async (field: string, template: CompiledTemplate) => {
         try {

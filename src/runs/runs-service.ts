@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { inputValidator } from '../jobs/jobs-fns';
-import type { JobRow, JobsService } from '../jobs/jobs-service';
+import type { JobRow, JobsService, RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
@@ -40,14 +40,19 @@ export function createRunsService({ jobs, runner, now = () => new Date() }: { jo
     return run;
   }
 
-  /** Creates the run (and its invocation) and hands the job to dispatch. */
-  async function start(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
-    const repo = createRunsRepo(db);
-    const ids = { id: newId('run'), invocationId: newId('inv') };
+  /** Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. */
+  async function create(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null) {
+    const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
-    await repo.createInvoked({ ...run, ...ids }, { id: ids.invocationId, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) }, trace);
+    const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
+    await createRunsRepo(db).createInvoked({ ...run, ...ids }, invocation, trace);
     runner.dispatch(tenantId, run.jobId);
-    return { status: 202, body: { invocationId: ids.invocationId, runId: ids.id, state: 'queued', duplicate: false } };
+    return ids;
+  }
+
+  async function start(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
+    const ids = await create(db, tenantId, run, key);
+    return { status: 202, body: { invocationId: ids.invocationId!, runId: ids.id, state: 'queued', duplicate: false } };
   }
 
   /** The first answer to a repeated key, or null when the key has expired (and is now free). */
@@ -139,6 +144,16 @@ export function createRunsService({ jobs, runner, now = () => new Date() }: { jo
       if (!job.enabled) throw jobDisabled();
       const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs: original.inputs as Record<string, unknown>, replayOf: original.id };
       return start(db, tenantId, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) });
+    },
+
+    /**
+     * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw;
+     * throws InvalidTemplate when the job's templates cannot render with it.
+     */
+    async startTriggered(db: TenantDb, tenantId: string, job: RenderedJob & { slug: string }, trigger: { type: 'webhook' | 'schedule' | 'run'; id: string }, context: Record<string, unknown>): Promise<string> {
+      const { prompt, name } = await jobs.render(job, { ...context, job: { id: job.id, slug: job.slug, name: job.name } });
+      const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, inputs: { context } };
+      return (await create(db, tenantId, run, null)).id;
     },
 
     /** The job was deleted: its queued and active runs are stopped. */

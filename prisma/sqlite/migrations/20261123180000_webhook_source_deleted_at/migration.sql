@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "WebhookSource" ADD COLUMN "deletedAt" DATETIME;
+

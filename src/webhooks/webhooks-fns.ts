@@ -1,0 +1,130 @@
+// Pure rules of inbound webhooks: signing secrets, verifying a delivery in the way of its source's format
+// (constant time, on the raw body), naming its event, preparing the context triggers and templates see,
+// and matching event patterns.
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { components } from '../../generated/openapi';
+
+export type WebhookFormat = components['schemas']['WebhookFormat'];
+export type WebhookContext = Record<string, unknown> & { event: string; action: string | null };
+
+/** Deliveries older (or further in the future) than this are refused as stale. */
+export const TIMESTAMP_TOLERANCE_MS = 5 * 60 * 1000;
+export const DEFAULT_SIGNATURE_HEADER = 'x-signature-256';
+
+/** `whsec_` and 32 random bytes in base64: the Standard Webhooks form, usable as a plain HMAC key by every format. */
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
+const hmac = (key: Buffer | string, content: string | Buffer) => createHmac('sha256', key).update(content).digest();
+
+function sameBytes(expected: Buffer, given: string, encoding: 'hex' | 'base64'): boolean {
+  if (!/^[0-9a-zA-Z+/=]+$/.test(given)) return false;
+  const actual = Buffer.from(given, encoding);
+  return actual.length === expected.length && timingSafeEqual(actual, expected);
+}
+
+export interface Delivery {
+  deliveryId: string;
+  event: string;
+  action: string | null;
+  payload: Record<string, unknown>;
+}
+
+type Headers = Record<string, string | string[] | undefined>;
+const header = (headers: Headers, name: string) => {
+  const value = headers[name.toLowerCase()];
+  return Array.isArray(value) ? value[0] : value;
+};
+const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : null);
+
+/** Signature headers never reach the context: they are credentials of a kind. */
+const SIGNATURE_HEADERS = new Set(['x-hub-signature', 'x-hub-signature-256', 'linear-signature', 'webhook-signature', DEFAULT_SIGNATURE_HEADER]);
+
+export interface VerifyInput {
+  format: WebhookFormat;
+  secret: string;
+  signatureHeader: string | null;
+  headers: Headers;
+  raw: Buffer;
+  now: number;
+}
+
+/**
+ * The delivery, when its signature holds and it is fresh; null otherwise (the caller says no more than
+ * that). The body must be a JSON object.
+ */
+export function verifyDelivery({ format, secret, signatureHeader, headers, raw, now }: VerifyInput): Delivery | 'not_json' | null {
+  const fresh = (ms: number) => Number.isFinite(ms) && Math.abs(now - ms) <= TIMESTAMP_TOLERANCE_MS;
+  let deliveryId: string | null = null;
+  switch (format) {
+    case 'github': {
+      const signature = /^sha256=(.+)$/.exec(header(headers, 'x-hub-signature-256') ?? '')?.[1];
+      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      deliveryId = text(header(headers, 'x-github-delivery'));
+      break;
+    }
+    case 'linear': {
+      const signature = header(headers, 'linear-signature');
+      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      deliveryId = text(header(headers, 'linear-delivery'));
+      break;
+    }
+    case 'standard-webhooks': {
+      const id = header(headers, 'webhook-id');
+      const timestamp = header(headers, 'webhook-timestamp');
+      const signatures = header(headers, 'webhook-signature');
+      if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp) || !fresh(Number(timestamp) * 1000)) return null;
+      const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+      const expected = hmac(key, `${id}.${timestamp}.${raw.toString('utf8')}`);
+      const valid = signatures.split(' ').some((entry) => entry.startsWith('v1,') && sameBytes(expected, entry.slice(3), 'base64'));
+      if (!valid) return null;
+      deliveryId = id;
+      break;
+    }
+    case 'hmac-sha256': {
+      const signature = (header(headers, signatureHeader ?? DEFAULT_SIGNATURE_HEADER) ?? '').replace(/^sha256=/, '');
+      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      deliveryId = text(header(headers, 'x-delivery-id')) ?? text(header(headers, 'webhook-id'));
+      break;
+    }
+  }
+  let payload: unknown;
+  try {
+    payload = JSON.parse(raw.toString('utf8'));
+  } catch {
+    return 'not_json';
+  }
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return 'not_json';
+  const body = payload as Record<string, unknown>;
+  if (format === 'linear' && !fresh(Number(body.webhookTimestamp))) return null;
+  const event = (format === 'github' ? text(header(headers, 'x-github-event')) : text(body.type)) ?? 'delivery';
+  const action = format === 'github' || format === 'linear' ? text(body.action) : null;
+  // Without a delivery id, the body itself identifies a delivery: an exact resend is the same delivery.
+  deliveryId ??= `sha256:${createHmac('sha256', 'delivery').update(raw).digest('hex')}`;
+  return { deliveryId: deliveryId.slice(0, 200), event: event.slice(0, 200), action: action?.slice(0, 200) ?? null, payload: body };
+}
+
+/** What conditions and templates of webhook triggers see. */
+export function webhookContext(source: { id: string; format: string; signatureHeader: string | null }, delivery: Delivery, headers: Headers, receivedAt: Date): WebhookContext {
+  const dropped = new Set([...SIGNATURE_HEADERS, source.signatureHeader?.toLowerCase(), 'authorization', 'cookie']);
+  const kept = Object.fromEntries(
+    Object.entries(headers)
+      .filter(([name]) => !dropped.has(name))
+      .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]),
+  );
+  return {
+    source: { id: source.id, format: source.format },
+    event: delivery.event,
+    action: delivery.action,
+    payload: delivery.payload,
+    headers: kept,
+    delivery: { id: delivery.deliveryId, receivedAt: receivedAt.toISOString() },
+  };
+}
+
+/** `issues.labeled`, or `push` for a delivery without an action: what `events` patterns match. */
+export const eventName = (event: string, action: string | null) => (action ? `${event}.${action}` : event);
+
+/** Whether one of the patterns (`*` matches any run of characters) matches the whole name. */
+export function matchesEvents(patterns: string[], name: string): boolean {
+  return patterns.some((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(name));
+}

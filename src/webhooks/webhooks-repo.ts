@@ -1,0 +1,52 @@
+// Webhook sources and their activity in the database, through the tenant-bound client. Deleted sources
+// stay as rows (their activity remains readable) and are invisible here.
+import type { Prisma } from '../../generated/prisma/sqlite/client';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+
+export interface NewActivity {
+  id: string;
+  sourceId: string;
+  deliveryId: string;
+  event: string;
+  action: string | null;
+  receivedAt: Date;
+  context: Record<string, unknown>;
+}
+
+export interface Decision {
+  jobId: string;
+  triggerId: string;
+  decision: 'match' | 'no-match' | 'error';
+  error?: string;
+}
+
+const json = (value: unknown) => value as Prisma.InputJsonValue;
+
+export function createWebhooksRepo(db: TenantDb) {
+  return {
+    createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string }) =>
+      db.webhookSource.create({ data: data as Prisma.WebhookSourceUncheckedCreateInput }),
+    findSource: (id: string) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
+    listSources: ({ limit, after }: KeysetRequest<string>) =>
+      db.webhookSource.findMany({ where: { deletedAt: null, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
+    setSecret: (id: string, secretCiphertext: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { secretCiphertext } }),
+    deleteSource: (id: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date() } }),
+    triggersUsing: (sourceId: string) => db.trigger.count({ where: { sourceId } }),
+
+    /** The enabled webhook triggers of the source's live, enabled jobs, with their jobs. */
+    webhookTriggers: (sourceId: string) =>
+      db.trigger.findMany({ where: { sourceId, type: 'webhook', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
+
+    createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: { ...activity, context: json(activity.context), decisions: json([]), runIds: json([]) } as Prisma.WebhookActivityUncheckedCreateInput }),
+    findActivity: (id: string) => db.webhookActivity.findFirst({ where: { id } }),
+    findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
+    listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>
+      db.webhookActivity.findMany({ where: { sourceId: filter.sourceId, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
+    setOutcome: (id: string, decisions: Decision[], runIds: string[]) => db.webhookActivity.updateMany({ where: { id }, data: { decisions: json(decisions), runIds: json(runIds) } }),
+  };
+}
+
+export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
+export type SourceRow = NonNullable<Awaited<ReturnType<WebhooksRepo['findSource']>>>;
+export type ActivityRow = NonNullable<Awaited<ReturnType<WebhooksRepo['findActivity']>>>;

@@ -1,0 +1,177 @@
+// The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
+// (verify, record once, answer at once) and the evaluation of a delivery against the tenant's webhook
+// triggers, which starts the matching runs through the work queue.
+import type { components } from '../../generated/openapi';
+import { isUniqueViolation } from '../db/errors';
+import type { TenantDb } from '../db/tenant-scope';
+import type { KeysetRequest } from '../http/pagination';
+import { InvalidTemplate } from '../jobs/jobs-service';
+import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
+import { newId } from '../lib/ids';
+import type { Logger } from '../lib/logger';
+import type { SecretBox } from '../lib/secrets';
+import type { WorkQueue } from '../lib/work-queue';
+import type { RunsService } from '../runs/runs-service';
+import { decide } from '../triggers/conditions-fns';
+import { eventName, matchesEvents, newSigningSecret, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { createWebhooksRepo, type ActivityRow, type Decision, type SourceRow } from './webhooks-repo';
+
+type SourceView = components['schemas']['WebhookSource'];
+type SourceWithSecret = components['schemas']['WebhookSourceWithSecret'];
+type ActivityView = components['schemas']['WebhookActivity'];
+type SourceCreate = components['schemas']['WebhookSourceCreate'];
+
+/** A delivery that fails any check gets this one answer: a sender learns nothing about which check failed. */
+export class UnverifiedDelivery extends AppError {
+  constructor() {
+    super(401, 'invalid_signature', 'The delivery could not be verified: unknown source, bad signature or stale timestamp.');
+  }
+}
+
+const sourceNotFound = () => new NotFound('No such webhook source.');
+
+export interface WebhooksDeps {
+  box: SecretBox;
+  baseUrl: URL;
+  queue: WorkQueue;
+  runs: Pick<RunsService, 'startTriggered'>;
+  tenantDb: (tenantId: string) => TenantDb;
+  /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
+  sourceById(id: string): Promise<(SourceRow & { tenantId: string }) | null>;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export function createWebhooksService({ box, baseUrl, queue, runs, tenantDb, sourceById, logger, now = () => new Date() }: WebhooksDeps) {
+  const view = (row: SourceRow): SourceView => ({
+    id: row.id,
+    name: row.name,
+    format: row.format as WebhookFormat,
+    signatureHeader: row.signatureHeader,
+    intakeUrl: new URL(`/hooks/${row.id}`, baseUrl).href,
+    createdAt: row.createdAt.toISOString(),
+  });
+
+  const activityView = (row: ActivityRow): ActivityView => ({
+    id: row.id,
+    sourceId: row.sourceId,
+    deliveryId: row.deliveryId,
+    event: row.event,
+    action: row.action,
+    receivedAt: row.receivedAt.toISOString(),
+    context: row.context as ActivityView['context'],
+    decisions: row.decisions as ActivityView['decisions'],
+    runIds: row.runIds as string[],
+  });
+
+  async function foundSource(db: TenantDb, id: string) {
+    const row = await createWebhooksRepo(db).findSource(id);
+    if (!row) throw sourceNotFound();
+    return row;
+  }
+
+  /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
+  async function evaluate({ tenantId, activityId }: { tenantId: string; activityId: string }) {
+    const db = tenantDb(tenantId);
+    const repo = createWebhooksRepo(db);
+    const activity = await repo.findActivity(activityId);
+    if (!activity) return;
+    const context = activity.context as Record<string, unknown>;
+    const name = eventName(activity.event, activity.action);
+    const decisions: Decision[] = [];
+    const runIds: string[] = [];
+    for (const trigger of await repo.webhookTriggers(activity.sourceId)) {
+      const config = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
+      if (!matchesEvents(config.events, name)) continue;
+      const outcome = decide(config.conditions, context);
+      const decision: Decision = { jobId: trigger.jobId, triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
+      if (outcome.decision === 'match') {
+        try {
+          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, context));
+        } catch (err) {
+          if (!(err instanceof InvalidTemplate)) throw err;
+          Object.assign(decision, { decision: 'error', error: err.message });
+        }
+      }
+      decisions.push(decision);
+    }
+    await repo.setOutcome(activity.id, decisions, runIds);
+  }
+
+  queue.handle('webhook-delivery', (payload) => evaluate(payload as { tenantId: string; activityId: string }));
+
+  return {
+    async createSource(db: TenantDb, input: SourceCreate): Promise<SourceWithSecret> {
+      if (input.signatureHeader !== undefined && input.format !== 'hmac-sha256') {
+        throw new ValidationFailed('`signatureHeader` is accepted only for the hmac-sha256 format.');
+      }
+      const signingSecret = newSigningSecret();
+      const row = await createWebhooksRepo(db).createSource({
+        id: newId('src'),
+        name: input.name,
+        format: input.format,
+        signatureHeader: input.format === 'hmac-sha256' ? (input.signatureHeader ?? null) : null,
+        secretCiphertext: box.seal(signingSecret),
+      });
+      return { ...view(row), signingSecret };
+    },
+
+    async listSources(db: TenantDb, page: KeysetRequest<string>): Promise<SourceView[]> {
+      return (await createWebhooksRepo(db).listSources(page)).map(view);
+    },
+
+    async getSource(db: TenantDb, id: string): Promise<SourceView> {
+      return view(await foundSource(db, id));
+    },
+
+    async rotateSecret(db: TenantDb, id: string): Promise<SourceWithSecret> {
+      const row = await foundSource(db, id);
+      const signingSecret = newSigningSecret();
+      if ((await createWebhooksRepo(db).setSecret(row.id, box.seal(signingSecret))).count === 0) throw sourceNotFound();
+      return { ...view(row), signingSecret };
+    },
+
+    async deleteSource(db: TenantDb, id: string): Promise<void> {
+      const repo = createWebhooksRepo(db);
+      const row = await foundSource(db, id);
+      const using = await repo.triggersUsing(row.id);
+      if (using > 0) throw new Conflict('in_use', `${using} job trigger${using === 1 ? '' : 's'} still use${using === 1 ? 's' : ''} this source; change or delete them first.`);
+      if ((await repo.deleteSource(row.id)).count === 0) throw sourceNotFound();
+    },
+
+    async listActivity(db: TenantDb, page: KeysetRequest<string>, filter: { sourceId?: string }): Promise<ActivityView[]> {
+      return (await createWebhooksRepo(db).listActivity(page, filter)).map(activityView);
+    },
+
+    async getActivity(db: TenantDb, id: string): Promise<ActivityView> {
+      const row = await createWebhooksRepo(db).findActivity(id);
+      if (!row) throw new NotFound('No such webhook activity.');
+      return activityView(row);
+    },
+
+    /** Verifies and records a delivery, answering before any trigger evaluates it. */
+    async intake(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer): Promise<{ activityId: string; duplicate: boolean }> {
+      const source = await sourceById(sourceId);
+      if (!source) throw new UnverifiedDelivery();
+      const receivedAt = now();
+      const delivery = verifyDelivery({ format: source.format as WebhookFormat, secret: box.open(source.secretCiphertext), signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
+      if (delivery === null) throw new UnverifiedDelivery();
+      if (delivery === 'not_json') throw new InvalidJson('The delivery body must be a JSON object.');
+      const repo = createWebhooksRepo(tenantDb(source.tenantId));
+      const context = webhookContext(source, delivery, headers, receivedAt);
+      try {
+        const activity = await repo.createActivity({ id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context });
+        queue.enqueue({ kind: 'webhook-delivery', key: activity.id, payload: { tenantId: source.tenantId, activityId: activity.id } });
+        return { activityId: activity.id, duplicate: false };
+      } catch (err) {
+        if (!isUniqueViolation(err)) throw err;
+        const first = await repo.findDelivery(source.id, delivery.deliveryId);
+        if (!first) throw err;
+        logger.info({ sourceId, deliveryId: delivery.deliveryId }, 'repeated webhook delivery recorded once');
+        return { activityId: first.id, duplicate: true };
+      }
+    },
+  };
+}
+
+export type WebhooksService = ReturnType<typeof createWebhooksService>;

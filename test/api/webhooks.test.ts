@@ -1,0 +1,252 @@
+// Webhook sources and signed intake: each format verified with real sender code (the `standardwebhooks`
+// package signs; GitHub, Linear and plain HMAC are signed as those senders do), refusals that never say
+// which check failed, repeated deliveries recorded once, and a delivery that starts the runs of matching
+// triggers through to their end, with the decisions in the activity. Secrets never come back.
+import { createHmac, randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
+import { agentCommand } from '../support/agent';
+import { BASE_URL, startTestApp, type TestApp } from '../support/app';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+
+let app: TestApp;
+let bearer: Record<string, string>;
+const seen: string[] = []; // every API answer body but those that show a secret once, scanned at the end
+const secrets: string[] = [];
+
+beforeAll(async () => {
+  app = await startTestApp({ localAgent: { command: agentCommand(), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 } });
+  bearer = await tokenFor(await createOwner(app.database.db));
+});
+afterAll(async () => {
+  await app.close();
+});
+
+async function tokenFor(owner: Awaited<ReturnType<typeof createOwner>>) {
+  return { authorization: `Bearer ${await accessToken(app, owner)}` };
+}
+
+async function api(method: string, path: string, body?: unknown, headers = bearer) {
+  const res = await call(app, method, path, { headers, body });
+  seen.push(JSON.stringify(res.body ?? null));
+  return res;
+}
+
+async function createSource(format: string, extra: Record<string, unknown> = {}, headers = bearer) {
+  const res = await call(app, 'POST', '/api/v1/webhook-sources', { headers, body: { name: `${format} source`, format, ...extra } });
+  expect(res.status).toBe(201);
+  secrets.push(res.body.signingSecret);
+  return res.body as { id: string; signingSecret: string; intakeUrl: string };
+}
+
+const hex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
+
+/** Headers a sender of each format would send for `body`. */
+function signed(format: string, secret: string, body: string, { at = Date.now(), id = randomUUID(), event = 'issues', header = 'x-signature-256' } = {}): Record<string, string> {
+  switch (format) {
+    case 'github':
+      return { 'x-hub-signature-256': `sha256=${hex(secret, body)}`, 'x-github-event': event, 'x-github-delivery': id };
+    case 'linear':
+      return { 'linear-signature': hex(secret, body), 'linear-delivery': id };
+    case 'standard-webhooks':
+      return { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(at / 1000)), 'webhook-signature': new Webhook(secret).sign(id, new Date(at), body) };
+    default:
+      return { [header]: `sha256=${hex(secret, body)}`, 'x-delivery-id': id };
+  }
+}
+
+const deliver = (sourceId: string, body: string, headers: Record<string, string>) =>
+  request(app.app).post(`/hooks/${sourceId}`).set({ 'content-type': 'application/json', ...headers }).send(body);
+
+const issueLabeled = (label = 'agent', extra: Record<string, unknown> = {}) =>
+  JSON.stringify({ action: 'labeled', issue: { number: 42, title: 'Saving twice crashes', labels: [{ name: 'bug' }, { name: label }], user: { login: 'octocat' } }, label: { name: label }, repository: { full_name: 'acme/widgets' }, ...extra });
+
+async function activityOf(activityId: string, until: (activity: any) => boolean = (a) => a.decisions.length > 0 || a.runIds.length > 0) {
+  for (let i = 0; i < 200; i++) {
+    const res = await api('GET', `/api/v1/webhook-activity/${activityId}`);
+    if (until(res.body)) return res.body;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`activity ${activityId} never settled`);
+}
+
+describe('webhook sources', () => {
+  it('shows the signing secret once, on create and on rotate, and never again', async () => {
+    const created = await createSource('github');
+    expect(created).toMatchObject({ id: expect.stringMatching(/^src_/), format: 'github', signatureHeader: null, intakeUrl: `${BASE_URL}/hooks/${created.id}`, signingSecret: expect.stringMatching(/^whsec_/) });
+    const got = await api('GET', `/api/v1/webhook-sources/${created.id}`);
+    expect(got.body).not.toHaveProperty('signingSecret');
+    const listed = await api('GET', '/api/v1/webhook-sources');
+    expect(listed.body.find((source: { id: string }) => source.id === created.id)).not.toHaveProperty('signingSecret');
+    const stored = await app.database.db.webhookSource.findUniqueOrThrow({ where: { id: created.id } });
+    expect(stored.secretCiphertext).not.toContain(created.signingSecret.slice(6, 20));
+
+    const body = issueLabeled();
+    expect((await deliver(created.id, body, signed('github', created.signingSecret, body))).status).toBe(202);
+    const rotated = await call(app, 'POST', `/api/v1/webhook-sources/${created.id}/rotate-secret`, { headers: bearer });
+    secrets.push(rotated.body.signingSecret);
+    expect(rotated.status).toBe(200);
+    expect(rotated.body.signingSecret).not.toBe(created.signingSecret);
+    const old = await deliver(created.id, body, signed('github', created.signingSecret, body));
+    expect([old.status, old.body.error.code]).toEqual([401, 'invalid_signature']);
+    expect((await deliver(created.id, body, signed('github', rotated.body.signingSecret, body))).status).toBe(202);
+  });
+
+  it('takes a signature header only for hmac-sha256', async () => {
+    const refused = await api('POST', '/api/v1/webhook-sources', { name: 'x', format: 'github', signatureHeader: 'x-sig' });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'validation_failed']);
+    expect((await createSource('hmac-sha256', { signatureHeader: 'X-Acme-Signature' })).signatureHeader).toBe('X-Acme-Signature');
+  });
+
+  it('refuses to delete a source a trigger uses; a deleted source refuses deliveries and keeps its activity', async () => {
+    const source = await createSource('github');
+    const job = await api('POST', '/api/v1/jobs', { name: 'Uses source', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['push'] }] });
+    const body = JSON.stringify({ ref: 'refs/heads/main' });
+    const accepted = await deliver(source.id, body, signed('github', source.signingSecret, body, { event: 'push' }));
+    const inUse = await api('DELETE', `/api/v1/webhook-sources/${source.id}`);
+    expect([inUse.status, inUse.body.error.code]).toEqual([409, 'in_use']);
+    await api('PATCH', `/api/v1/jobs/${job.body.id}`, { triggers: [] });
+    expect((await api('DELETE', `/api/v1/webhook-sources/${source.id}`)).status).toBe(204);
+    expect((await api('GET', `/api/v1/webhook-sources/${source.id}`)).status).toBe(404);
+    const refused = await deliver(source.id, body, signed('github', source.signingSecret, body, { event: 'push' }));
+    expect([refused.status, refused.body.error.code]).toEqual([401, 'invalid_signature']);
+    expect((await api('GET', `/api/v1/webhook-activity/${accepted.body.activityId}`)).status).toBe(200);
+  });
+});
+
+describe('intake', () => {
+  it.each(['github', 'linear', 'standard-webhooks', 'hmac-sha256'])('accepts a %s delivery signed by its sender, and refuses a wrong secret', async (format) => {
+    const source = await createSource(format);
+    const payload = format === 'linear' ? JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: { title: 'x' } }) : issueLabeled();
+    const res = await deliver(source.id, payload, signed(format, source.signingSecret, payload));
+    expect(res.status).toBe(202);
+    expect(res.body).toEqual({ activityId: expect.stringMatching(/^act_/), duplicate: false });
+    const activity = (await api('GET', `/api/v1/webhook-activity/${res.body.activityId}`)).body;
+    expect(activity.context.source).toEqual({ id: source.id, format });
+    if (format === 'linear') expect([activity.event, activity.action]).toEqual(['Issue', 'create']);
+    // No signature header reaches the context.
+    expect(Object.keys(activity.context.headers).filter((name) => /signature/.test(name))).toEqual([]);
+
+    const forged = await deliver(source.id, payload, signed(format, 'whsec_' + Buffer.from('another secret of 32 bytes......').toString('base64'), payload));
+    expect([forged.status, forged.body.error]).toEqual([401, { code: 'invalid_signature', message: 'The delivery could not be verified: unknown source, bad signature or stale timestamp.' }]);
+  });
+
+  it('refuses stale timestamps and unknown sources with the same answer', async () => {
+    const source = await createSource('standard-webhooks');
+    const body = issueLabeled();
+    const stale = await deliver(source.id, body, signed('standard-webhooks', source.signingSecret, body, { at: Date.now() - 6 * 60 * 1000 }));
+    const linear = await createSource('linear');
+    const oldLinear = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now() - 6 * 60 * 1000 });
+    const staleLinear = await deliver(linear.id, oldLinear, signed('linear', linear.signingSecret, oldLinear));
+    const unknown = await deliver('src_nope', body, signed('github', source.signingSecret, body));
+    for (const res of [stale, staleLinear, unknown]) expect([res.status, res.body.error.code]).toEqual([401, 'invalid_signature']);
+    expect(new Set([stale, staleLinear, unknown].map((res) => res.body.error.message)).size).toBe(1);
+  });
+
+  it('records a repeated delivery once', async () => {
+    const source = await createSource('github');
+    const body = issueLabeled();
+    const headers = signed('github', source.signingSecret, body);
+    const first = await deliver(source.id, body, headers);
+    const again = await deliver(source.id, body, headers);
+    expect(again.status).toBe(202);
+    expect(again.body).toEqual({ activityId: first.body.activityId, duplicate: true });
+    expect(await app.database.db.webhookActivity.count({ where: { sourceId: source.id } })).toBe(1);
+  });
+
+  it('refuses a body that is not a JSON object, and one over the size limit', async () => {
+    const source = await createSource('hmac-sha256');
+    for (const body of ['not json', '[1,2]']) {
+      const res = await deliver(source.id, body, signed('hmac-sha256', source.signingSecret, body));
+      expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
+    }
+    const big = JSON.stringify({ pad: 'x'.repeat(1_100_000) });
+    const res = await deliver(source.id, big, signed('hmac-sha256', source.signingSecret, big));
+    expect([res.status, res.body.error.code]).toEqual([413, 'payload_too_large']);
+  });
+});
+
+describe('a delivery through to runs', () => {
+  it('starts the runs of matching triggers, records every candidate decision, and fails closed', async () => {
+    const source = await createSource('github');
+    const trigger = (id: string, conditions?: Record<string, unknown>, events = ['issues.labeled']) => ({ type: 'webhook', id, sourceId: source.id, events, ...(conditions ? { conditions } : {}) });
+    const fixer = await api('POST', '/api/v1/jobs', {
+      name: 'Fix labelled',
+      executionTargetId: 'local',
+      promptTemplate: 'Fix #{{ payload.issue.number }} in {{ payload.repository.full_name }} ({{ event }}.{{ action }})',
+      runNameTemplate: 'Issue #{{ payload.issue.number }}',
+      triggers: [trigger('trg_agent', { all: [{ path: 'payload.issue.labels[*].name', op: 'eq', value: 'agent' }], if: 'payload.issue.number > 10.0' })],
+    });
+    const other = await api('POST', '/api/v1/jobs', { name: 'Only bugs from bots', promptTemplate: 'x', triggers: [trigger('trg_bots', { all: [{ path: 'payload.issue.user.login', op: 'endsWith', value: '[bot]' }] })] });
+    const broken = await api('POST', '/api/v1/jobs', { name: 'Broken CEL', promptTemplate: 'x', triggers: [trigger('trg_broken', { if: 'payload.issue.missing.deeper == 1.0' })] });
+    await api('POST', '/api/v1/jobs', { name: 'Pushes only', promptTemplate: 'x', triggers: [trigger('trg_push', undefined, ['push'])] });
+    const disabled = await api('POST', '/api/v1/jobs', { name: 'Disabled', promptTemplate: 'x', triggers: [trigger('trg_off')] });
+    await api('POST', `/api/v1/jobs/${disabled.body.id}/disable`);
+
+    const body = issueLabeled();
+    const res = await deliver(source.id, body, signed('github', source.signingSecret, body));
+    const activity = await activityOf(res.body.activityId);
+    expect(activity).toMatchObject({ sourceId: source.id, event: 'issues', action: 'labeled' });
+    expect(activity.decisions).toEqual(
+      expect.arrayContaining([
+        { jobId: fixer.body.id, triggerId: 'trg_agent', decision: 'match' },
+        { jobId: other.body.id, triggerId: 'trg_bots', decision: 'no-match' },
+        { jobId: broken.body.id, triggerId: 'trg_broken', decision: 'error', error: expect.stringContaining('CEL') },
+      ]),
+    );
+    expect(activity.decisions).toHaveLength(3); // the push-only and the disabled job's triggers are no candidates
+    expect(activity.runIds).toHaveLength(1);
+
+    const runId = activity.runIds[0];
+    let run: any;
+    for (let i = 0; i < 200 && !['succeeded', 'failed'].includes(run?.state); i++) {
+      run = (await api('GET', `/api/v1/runs/${runId}`)).body;
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(run).toMatchObject({ state: 'succeeded', jobId: fixer.body.id, invocationId: null, trigger: { type: 'webhook', id: 'trg_agent' }, name: 'Issue #42', prompt: 'Fix #42 in acme/widgets (issues.labeled)' });
+    const listed = await api('GET', `/api/v1/runs?triggerType=webhook&jobId=${fixer.body.id}`);
+    expect(listed.body.map((r: { id: string }) => r.id)).toEqual([runId]);
+
+    // The repeat starts nothing.
+    const again = await deliver(source.id, body, { ...signed('github', source.signingSecret, body), 'x-github-delivery': activity.deliveryId });
+    expect(again.body.duplicate).toBe(true);
+    expect(await app.database.db.run.count({ where: { jobId: fixer.body.id } })).toBe(1);
+  });
+});
+
+describe('activity', () => {
+  it('lists newest first, by source, and shows nothing to another tenant', async () => {
+    const source = await createSource('github');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const body = issueLabeled(`label-${i}`);
+      ids.push((await deliver(source.id, body, signed('github', source.signingSecret, body))).body.activityId);
+    }
+    const listed = await api('GET', `/api/v1/webhook-activity?sourceId=${source.id}&limit=2`);
+    expect(listed.body.map((a: { id: string }) => a.id)).toEqual([ids[2], ids[1]]);
+    expect(listed.headers.link).toMatch(/rel="next"/);
+
+    const stranger = await tokenFor(await createOwner(app.database.db, { tenantName: 'Other' }));
+    for (const path of [`/api/v1/webhook-activity/${ids[0]}`, `/api/v1/webhook-sources/${source.id}`]) {
+      const res = await api('GET', path, undefined, stranger);
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+    }
+    for (const [method, path] of [['DELETE', `/api/v1/webhook-sources/${source.id}`], ['POST', `/api/v1/webhook-sources/${source.id}/rotate-secret`]]) {
+      const res = await api(method, path, undefined, stranger);
+      expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+    }
+    expect((await api('GET', `/api/v1/webhook-activity?sourceId=${source.id}`, undefined, stranger)).body).toEqual([]);
+    expect((await api('GET', '/api/v1/webhook-sources', undefined, stranger)).body).toEqual([]);
+    const stillThere = await api('GET', `/api/v1/webhook-sources/${source.id}`);
+    expect(stillThere.status).toBe(200);
+  });
+
+  it('never answers a signing secret, plain or sealed, outside the answer that creates it', async () => {
+    const sealed = (await app.database.db.webhookSource.findMany()).map((row) => row.secretCiphertext);
+    expect(secrets.length).toBeGreaterThan(5);
+    const all = seen.join('\n');
+    for (const secret of [...secrets, ...sealed]) expect(all).not.toContain(secret);
+    for (const secret of secrets) expect(all).not.toContain(secret.slice(6, 30));
+  });
+});
