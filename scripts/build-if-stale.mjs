@@ -1,5 +1,6 @@
 // Builds dist/ with tsc only when a source is newer than the last build, so `npm start` pays for a build
-// once after install or a change, not on every start.
+// once after install or a change, not on every start; regenerates the database clients first when the
+// models changed (after a pull).
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -12,6 +13,14 @@ function newest(entry) {
   const stat = statSync(entry);
   if (!stat.isDirectory()) return stat.mtimeMs;
   return readdirSync(entry).reduce((max, name) => Math.max(max, newest(path.join(entry, name))), stat.mtimeMs);
+}
+
+// A checkout that pulled new models needs new database clients before anything compiles against them.
+const models = path.join(root, 'prisma', 'models.prisma');
+const client = path.join(root, 'generated', 'prisma', 'sqlite');
+if (!existsSync(client) || statSync(models).mtimeMs > newest(client)) {
+  console.error('Generating the database clients (the models changed)…');
+  execFileSync(process.execPath, [path.join(root, 'scripts', 'generate.mjs'), '--prisma-only'], { stdio: 'inherit' });
 }
 
 const sourcesChanged = SOURCES.map((entry) => path.join(root, entry)).filter(existsSync).reduce((max, entry) => Math.max(max, newest(entry)), 0);
