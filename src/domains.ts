@@ -54,6 +54,7 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
     baseUrl: config.baseUrl,
     queue,
     runs,
+    jobs,
     tenantDb,
     logger,
     sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),

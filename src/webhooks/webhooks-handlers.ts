@@ -26,5 +26,6 @@ export function webhooksHandlers(webhooks: WebhooksService): HandlerMap {
       return { status: 200, body: page, headers };
     },
     getWebhookActivity: async ({ db, params }) => ({ status: 200, body: await webhooks.getActivity(db, params.activityId) }),
+    backtestJob: async ({ db, params, body }) => ({ status: 200, body: await webhooks.backtest(db, params.jobId, body) }),
   };
 }

@@ -43,6 +43,14 @@ export function createWebhooksRepo(db: TenantDb) {
     findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
     listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>
       db.webhookActivity.findMany({ where: { sourceId: filter.sourceId, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
+    /** Deliveries of the sources received in [since, until), newest first. */
+    activityInWindow: (sourceIds: string[], since: Date, until: Date, take: number) =>
+      db.webhookActivity.findMany({
+        where: { sourceId: { in: sourceIds }, receivedAt: { gte: since, lt: until } },
+        orderBy: [{ receivedAt: 'desc' }, { id: 'desc' }],
+        take,
+        select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
+      }),
     setOutcome: (id: string, decisions: Decision[], runIds: string[]) => db.webhookActivity.updateMany({ where: { id }, data: { decisions: json(decisions), runIds: json(runIds) } }),
   };
 }

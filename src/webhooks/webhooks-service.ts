@@ -5,7 +5,8 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { InvalidTemplate } from '../jobs/jobs-service';
+import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
+import { InvalidTemplate, jobView, type JobsService } from '../jobs/jobs-service';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { Logger } from '../lib/logger';
@@ -20,6 +21,12 @@ type SourceView = components['schemas']['WebhookSource'];
 type SourceWithSecret = components['schemas']['WebhookSourceWithSecret'];
 type ActivityView = components['schemas']['WebhookActivity'];
 type SourceCreate = components['schemas']['WebhookSourceCreate'];
+type BacktestRequest = components['schemas']['BacktestRequest'];
+type BacktestResult = components['schemas']['BacktestResult'];
+type WebhookTrigger = components['schemas']['WebhookTrigger'] & { id: string; enabled: boolean };
+
+const BACKTEST_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
+const BACKTEST_MAX = 10_000;
 
 /** A delivery that fails any check gets this one answer: a sender learns nothing about which check failed. */
 export class UnverifiedDelivery extends AppError {
@@ -35,6 +42,7 @@ export interface WebhooksDeps {
   baseUrl: URL;
   queue: WorkQueue;
   runs: Pick<RunsService, 'startTriggered'>;
+  jobs: Pick<JobsService, 'find'>;
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<(SourceRow & { tenantId: string }) | null>;
@@ -42,7 +50,7 @@ export interface WebhooksDeps {
   now?: () => Date;
 }
 
-export function createWebhooksService({ box, baseUrl, queue, runs, tenantDb, sourceById, logger, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, logger, now = () => new Date() }: WebhooksDeps) {
   const view = (row: SourceRow): SourceView => ({
     id: row.id,
     name: row.name,
@@ -147,6 +155,44 @@ export function createWebhooksService({ box, baseUrl, queue, runs, tenantDb, sou
       const row = await createWebhooksRepo(db).findActivity(id);
       if (!row) throw new NotFound('No such webhook activity.');
       return activityView(row);
+    },
+
+    /**
+     * What the job's webhook triggers (or a draft set) would decide on the deliveries recorded in a window,
+     * newest first. Nothing is started or saved.
+     */
+    async backtest(db: TenantDb, jobRef: string, input: BacktestRequest): Promise<BacktestResult> {
+      const job = await jobs.find(db, jobRef);
+      if (!job) throw new NotFound('No such job.');
+      let triggers: Trigger[] = jobView(job).triggers;
+      if (input.triggers) {
+        triggers = withIdentity(input.triggers);
+        checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers });
+      }
+      const candidates = triggers.filter((trigger): trigger is WebhookTrigger => trigger.type === 'webhook' && trigger.enabled);
+      const until = input.until ? new Date(input.until) : now();
+      const since = input.since ? new Date(input.since) : new Date(until.getTime() - BACKTEST_WINDOW_MS);
+      if (since >= until) throw new ValidationFailed('`since` must be before `until`.');
+      const deliveries = candidates.length
+        ? await createWebhooksRepo(db).activityInWindow([...new Set(candidates.map((trigger) => trigger.sourceId))], since, until, input.limit ?? BACKTEST_MAX)
+        : [];
+      const results = deliveries.map((delivery) => {
+        const name = eventName(delivery.event, delivery.action);
+        const decisions = candidates
+          .filter((trigger) => trigger.sourceId === delivery.sourceId && matchesEvents(trigger.events, name))
+          .map((trigger) => {
+            const outcome = decide(trigger.conditions, delivery.context as Record<string, unknown>);
+            return { triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
+          });
+        return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
+      });
+      return {
+        evaluated: results.length,
+        matched: results.filter((result) => result.decisions.some((decision) => decision.decision === 'match')).length,
+        since: since.toISOString(),
+        until: until.toISOString(),
+        results,
+      };
     },
 
     /** Verifies and records a delivery, answering before any trigger evaluates it. */

@@ -37,7 +37,7 @@ async function createSource(format: string, extra: Record<string, unknown> = {},
   const res = await call(app, 'POST', '/api/v1/webhook-sources', { headers, body: { name: `${format} source`, format, ...extra } });
   expect(res.status).toBe(201);
   secrets.push(res.body.signingSecret);
-  return res.body as { id: string; signingSecret: string; intakeUrl: string };
+  return res.body as { id: string; signingSecret: string; intakeUrl: string; signatureHeader: string | null };
 }
 
 const hex = (secret: string, body: string) => createHmac('sha256', secret).update(body).digest('hex');
@@ -212,6 +212,51 @@ describe('a delivery through to runs', () => {
     const again = await deliver(source.id, body, { ...signed('github', source.signingSecret, body), 'x-github-delivery': activity.deliveryId });
     expect(again.body.duplicate).toBe(true);
     expect(await app.database.db.run.count({ where: { jobId: fixer.body.id } })).toBe(1);
+  });
+});
+
+describe('backtest', () => {
+  it('answers what the saved or a draft set of triggers would decide on recorded deliveries, starting nothing', async () => {
+    const source = await createSource('github');
+    const labelIs = (value: string) => ({ all: [{ path: 'payload.label.name', op: 'eq', value }] });
+    const job = await api('POST', '/api/v1/jobs', { name: 'Backtested', promptTemplate: 'x', triggers: [{ type: 'webhook', id: 'trg_saved', sourceId: source.id, events: ['issues.*'], conditions: labelIs('agent') }] });
+    const activity: string[] = [];
+    for (const label of ['agent', 'bug', 'agent']) {
+      const body = issueLabeled(label);
+      activity.push((await deliver(source.id, body, signed('github', source.signingSecret, body))).body.activityId);
+    }
+    const push = JSON.stringify({ ref: 'refs/heads/main' });
+    await deliver(source.id, push, signed('github', source.signingSecret, push, { event: 'push' }));
+    // One delivery falls outside the default window of 7 days.
+    await app.database.db.webhookActivity.update({ where: { id: activity[0] }, data: { receivedAt: new Date(Date.now() - 8 * 24 * 3600 * 1000) } });
+    const runsBefore = await app.database.db.run.count();
+
+    const saved = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, {});
+    expect(saved.status).toBe(200);
+    expect(saved.body).toMatchObject({ evaluated: 3, matched: 1 });
+    expect(saved.body.results.map((result: any) => [result.event, result.decisions])).toEqual([
+      ['push', []],
+      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'match' }]],
+      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'no-match' }]],
+    ]);
+
+    const draft = await api('POST', `/api/v1/jobs/${job.body.slug}/backtest`, {
+      triggers: [{ type: 'webhook', id: 'trg_draft', sourceId: source.id, events: ['issues.labeled'], conditions: labelIs('bug') }, { type: 'webhook', sourceId: source.id, events: ['*'], conditions: { if: 'payload.nothing.here' } }],
+      since: new Date(Date.now() - 30 * 24 * 3600 * 1000).toISOString(),
+    });
+    expect(draft.body).toMatchObject({ evaluated: 4, matched: 1 });
+    const decisionsOf = (activityId: string) => draft.body.results.find((result: any) => result.activityId === activityId).decisions;
+    expect(decisionsOf(activity[1])[0]).toEqual({ triggerId: 'trg_draft', decision: 'match' });
+    expect(decisionsOf(activity[0])[1]).toMatchObject({ decision: 'error', error: expect.any(String) });
+    expect(await app.database.db.run.count()).toBe(runsBefore);
+
+    const invalid = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { triggers: [{ type: 'webhook', sourceId: source.id, events: ['*'], conditions: { if: 'a +' } }] });
+    expect([invalid.status, invalid.body.error.code]).toEqual([400, 'invalid_conditions']);
+    const backwards = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { since: new Date().toISOString(), until: new Date(Date.now() - 1000).toISOString() });
+    expect([backwards.status, backwards.body.error.code]).toEqual([400, 'validation_failed']);
+    const stranger = await tokenFor(await createOwner(app.database.db, { tenantName: 'Other' }));
+    const foreign = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, {}, stranger);
+    expect([foreign.status, foreign.body.error.code]).toEqual([404, 'not_found']);
   });
 });
 
