@@ -47,7 +47,7 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
       (await db.run.findMany({ where: { state: { in: UNFINISHED_STATES } }, select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true }, orderBy: { id: 'asc' } })) as UnfinishedRun[] &
         { state: RunState }[],
   });
-  runs = createRunsService({ jobs, runner });
+  runs = createRunsService({ jobs, runner, queue, tenantDb, logger });
   const triggers = createTriggersService();
   const webhooks = createWebhooksService({
     box: createSecretBox(config.secretKey),

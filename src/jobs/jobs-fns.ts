@@ -127,3 +127,25 @@ export function checkJob(job: { promptTemplate: string; runNameTemplate?: string
     if (trigger.type === 'schedule') checkSchedule(trigger, where);
   });
 }
+
+/**
+ * The chain of jobs that would loop if `jobId` watched `watched` (a run of each starting the next),
+ * or null. `edges` are the other run triggers of the tenant: `from` finishing starts `to`.
+ */
+export function chainLoop(edges: { from: string; to: string }[], jobId: string, watched: string[]): string[] | null {
+  const next = new Map<string, string[]>();
+  for (const { from, to } of edges) next.set(from, [...(next.get(from) ?? []), to]);
+  const targets = new Set(watched);
+  // Depth first from the job along "starts": reaching a job it watches closes a loop.
+  const stack: string[][] = [[jobId]];
+  const seen = new Set<string>();
+  while (stack.length) {
+    const path = stack.pop()!;
+    const at = path[path.length - 1];
+    if (targets.has(at)) return [...path, jobId];
+    if (seen.has(at)) continue;
+    seen.add(at);
+    for (const to of next.get(at) ?? []) stack.push([...path, to]);
+  }
+  return null;
+}

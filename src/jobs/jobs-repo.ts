@@ -91,6 +91,10 @@ export function createJobsRepo(db: TenantDb) {
         return true;
       }),
 
+    /** Every run trigger of the tenant as an edge: a run of `from` finishing starts `to`. */
+    runTriggerEdges: async () =>
+      (await db.trigger.findMany({ where: { type: 'run' }, select: { jobId: true, watchedJobId: true } })).map((edge) => ({ from: edge.watchedJobId!, to: edge.jobId })),
+
     webhookSourceExists: async (id: string) => (await db.webhookSource.count({ where: { id } })) > 0,
   };
 }

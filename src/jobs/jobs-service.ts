@@ -8,7 +8,7 @@ import type { TargetsService } from '../integrations/targets-service';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
-import { checkJob, deletedSlug, InvalidTemplate, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
+import { chainLoop, checkJob, deletedSlug, InvalidTemplate, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
 
@@ -66,6 +66,15 @@ async function resolveReferences(repo: JobsRepo, triggers: Trigger[]): Promise<T
 
 /** What rendering a job's templates reads of it. */
 export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate'>;
+
+/** Run triggers must not close a chain back to the job: each run would start the next for ever. */
+async function refuseLoops(repo: JobsRepo, jobId: string, triggers: Trigger[]) {
+  const watched = triggers.flatMap((trigger) => (trigger.type === 'run' ? [trigger.jobId] : []));
+  if (watched.length === 0) return;
+  const others = (await repo.runTriggerEdges()).filter((edge) => edge.to !== jobId);
+  const loop = chainLoop(others, jobId, watched);
+  if (loop) throw new ValidationFailed(`\`triggers\` would chain jobs in a loop: ${loop.map(clip).join(' → ')}.`);
+}
 
 interface CompiledJob {
   prompt: CompiledTemplate;
@@ -154,7 +163,10 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
         triggers: triggers ?? [],
       });
       await targets.checkUsable(db, fields.executionTargetId);
-      if (triggers) triggers = await resolveReferences(repo, triggers);
+      if (triggers) {
+        triggers = await resolveReferences(repo, triggers);
+        await refuseLoops(repo, job.id, triggers);
+      }
       let updated: JobRow | null;
       try {
         updated = await repo.update(job.id, fields satisfies JobFields, triggers);

@@ -64,12 +64,14 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
   let shuttingDown = false;
 
   const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
+  /** A run reached a terminal state: jobs chained to its job may start (see runs-service). */
+  const finished = (tenantId: string, runId: string) => queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
 
   /**
    * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
    * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read.
    */
-  async function finish(repo: RunsRepo, runId: string, outcome: Outcome, expected: RunState) {
+  async function finish(repo: RunsRepo, tenantId: string, runId: string, outcome: Outcome, expected: RunState) {
     for (let attempt = 0; attempt < 3; attempt++) {
       const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
       if (!from || isTerminal(from)) return;
@@ -83,7 +85,10 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       if (from === 'canceling') error = 'The run was stopped.';
       const trace: TraceEntry[] =
         to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
-      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) return;
+      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) {
+        finished(tenantId, runId);
+        return;
+      }
     }
   }
 
@@ -99,7 +104,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         const error = !target
           ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
           : `Execution targets of kind ${target.kind} are not available on this server.`;
-        await finish(repo, runId, { state: 'failed', error }, state);
+        await finish(repo, tenantId, runId, { state: 'failed', error }, state);
         return;
       }
       const trace = traceWriter(repo, runId, logger);
@@ -118,10 +123,10 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       else execution.stop();
       const outcome = await execution.done;
       await trace.flush();
-      await finish(repo, runId, outcome, state);
+      await finish(repo, tenantId, runId, outcome, state);
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
-      await finish(repo, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
+      await finish(repo, tenantId, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
     } finally {
       executions.delete(runId);
       executing--;
@@ -152,8 +157,11 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
     async cancel(db: TenantDb, runId: string, freed: { tenantId: string; jobId: string } | null) {
       const execution = executions.get(runId);
       if (execution) return execution.stop();
-      await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
-      if (freed) dispatch(freed.tenantId, freed.jobId);
+      const moved = await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
+      if (freed) {
+        if (moved) finished(freed.tenantId, runId);
+        dispatch(freed.tenantId, freed.jobId);
+      }
     },
 
     /** After a start: runs left active by a previous process fail as interrupted (their processes ended); queues start. */
@@ -165,8 +173,11 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         if (run.state === 'queued') continue;
         if (run.executorRef) await executors[run.executorRef.split(':')[0] as 'local']?.reap(run.executorRef, run.id);
         const repo = createRunsRepo(tenantDb(run.tenantId));
-        if (run.state === 'canceling') await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' });
-        else await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
+        const moved =
+          run.state === 'canceling'
+            ? await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' })
+            : await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
+        if (moved) finished(run.tenantId, run.id);
       }
       for (const { tenantId, jobId } of jobsToDispatch.values()) dispatch(tenantId, jobId);
       return { interrupted: runs.filter((run) => run.state !== 'queued').length, queued: runs.filter((run) => run.state === 'queued').length };

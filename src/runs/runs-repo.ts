@@ -99,6 +99,10 @@ export function createRunsRepo(db: TenantDb) {
     /** The oldest queued runs of the job: ids sort by creation, so this is arrival order. */
     nextQueued: (jobId: string, take: number) => db.run.findMany({ where: { jobId, state: 'queued' }, orderBy: { id: 'asc' }, take, select: { id: true, prompt: true } }),
 
+    /** The enabled run triggers of live, enabled jobs that watch `jobId`, with their jobs. */
+    chainedTriggers: (jobId: string) =>
+      db.trigger.findMany({ where: { watchedJobId: jobId, type: 'run', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
+
     unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } }),
   };
 }

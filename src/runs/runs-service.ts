@@ -5,10 +5,13 @@ import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { inputValidator } from '../jobs/jobs-fns';
-import type { JobRow, JobsService, RenderedJob } from '../jobs/jobs-service';
+import { InvalidTemplate, type JobRow, type JobsService, type RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
+import type { Logger } from '../lib/logger';
+import type { WorkQueue } from '../lib/work-queue';
+import { decide } from '../triggers/conditions-fns';
 import type { Runner } from './runner';
 import { canonicalJson, isStoppable, isTerminal, runView, type RunState, type RunView } from './runs-fns';
 import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo } from './runs-repo';
@@ -33,7 +36,16 @@ function invocationTriggerOf(job: JobRow) {
   return row && { id: row.id, ...(row.config as { inputSchema?: Record<string, unknown>; defaultData?: Record<string, unknown> }) };
 }
 
-export function createRunsService({ jobs, runner, now = () => new Date() }: { jobs: Pick<JobsService, 'find' | 'render'>; runner: Pick<Runner, 'dispatch' | 'cancel'>; now?: () => Date }) {
+export interface RunsDeps {
+  jobs: Pick<JobsService, 'find' | 'render'>;
+  runner: Pick<Runner, 'dispatch' | 'cancel'>;
+  queue: WorkQueue;
+  tenantDb: (tenantId: string) => TenantDb;
+  logger: Logger;
+  now?: () => Date;
+}
+
+export function createRunsService({ jobs, runner, queue, tenantDb, logger, now = () => new Date() }: RunsDeps) {
   async function foundRun(repo: RunsRepo, runId: string) {
     const run = await repo.find(runId);
     if (!run) throw runNotFound();
@@ -69,6 +81,46 @@ export function createRunsService({ jobs, runner, now = () => new Date() }: { jo
     const run = await repo.find(first.runId);
     return { status: 200, body: { invocationId: first.id, runId: first.runId, state: (run?.state ?? 'queued') as RunState, duplicate: true } };
   }
+
+  /**
+   * Chains: a finished run starts the jobs whose run triggers watch its job, list its state, and whose
+   * conditions hold on it (the run as the API shows it). Fails closed; a template that cannot render
+   * with the run starts nothing and is logged.
+   */
+  async function startChained({ tenantId, runId }: { tenantId: string; runId: string }) {
+    const db = tenantDb(tenantId);
+    const repo = createRunsRepo(db);
+    const finished = await repo.find(runId);
+    if (!finished) return;
+    const context = runView(finished) as unknown as Record<string, unknown>;
+    for (const trigger of await repo.chainedTriggers(finished.jobId)) {
+      const config = trigger.config as { states: string[]; conditions?: Record<string, unknown> };
+      if (!config.states.includes(finished.state)) continue;
+      const outcome = decide(config.conditions, context);
+      if (outcome.decision !== 'match') {
+        if (outcome.decision === 'error') logger.warn({ runId, triggerId: trigger.id, error: outcome.error }, 'run trigger conditions could not be evaluated');
+        continue;
+      }
+      try {
+        await startTriggered(db, tenantId, trigger.job, { type: 'run', id: trigger.id }, context);
+      } catch (err) {
+        if (!(err instanceof InvalidTemplate)) throw err;
+        logger.warn({ runId, triggerId: trigger.id, error: err.message }, 'a chained run could not be started');
+      }
+    }
+  }
+
+  /**
+   * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw;
+   * throws InvalidTemplate when the job's templates cannot render with it.
+   */
+  async function startTriggered(db: TenantDb, tenantId: string, job: RenderedJob & { slug: string }, trigger: { type: 'webhook' | 'schedule' | 'run'; id: string }, context: Record<string, unknown>): Promise<string> {
+    const { prompt, name } = await jobs.render(job, { ...context, job: { id: job.id, slug: job.slug, name: job.name } });
+    const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, inputs: { context } };
+    return (await create(db, tenantId, run, null)).id;
+  }
+
+  queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));
 
   return {
     async invoke(db: TenantDb, tenantId: string, jobRef: string, body: InvocationRequest): Promise<Started> {
@@ -150,11 +202,7 @@ export function createRunsService({ jobs, runner, now = () => new Date() }: { jo
      * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw;
      * throws InvalidTemplate when the job's templates cannot render with it.
      */
-    async startTriggered(db: TenantDb, tenantId: string, job: RenderedJob & { slug: string }, trigger: { type: 'webhook' | 'schedule' | 'run'; id: string }, context: Record<string, unknown>): Promise<string> {
-      const { prompt, name } = await jobs.render(job, { ...context, job: { id: job.id, slug: job.slug, name: job.name } });
-      const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, inputs: { context } };
-      return (await create(db, tenantId, run, null)).id;
-    },
+    startTriggered,
 
     /** The job was deleted: its queued and active runs are stopped. */
     async cancelRunsOfJob(db: TenantDb, jobId: string) {
