@@ -40,6 +40,8 @@ export interface AppDeps {
   contract?: Contract;
   /** Tighter or looser rate limits (tests). */
   policies?: Partial<Record<PolicyName, Policy>>;
+  /** The clock schedules read (tests). */
+  now?: () => Date;
 }
 
 export interface App {
@@ -50,6 +52,7 @@ export interface App {
   provider: Provider;
   cookieSecret: string;
   runner: Domains['runner'];
+  scheduler: Domains['scheduler'];
 }
 
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
@@ -70,7 +73,7 @@ function mountProvider(provider: Provider): RequestHandler {
   return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
 }
 
-export async function buildApp({ config, db, logger, contract = loadContract(), policies }: AppDeps): Promise<App> {
+export async function buildApp({ config, db, logger, contract = loadContract(), policies, now }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
   const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
   const limits = createRateLimits({
@@ -89,7 +92,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     baseUrl: config.baseUrl,
     apiResource: resources.api,
   });
-  const domains = createDomains({ config, db, logger });
+  const domains = createDomains({ config, db, logger, now });
   const api = await createApi({
     db,
     contract,
@@ -132,5 +135,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner };
+  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner, scheduler: domains.scheduler };
 }

@@ -16,6 +16,7 @@ import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createRunner, type UnfinishedRun } from './runs/runner';
 import { UNFINISHED_STATES, type RunState } from './runs/runs-fns';
 import { runsHandlers } from './runs/runs-handlers';
+import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
 import { triggersHandlers } from './triggers/triggers-handlers';
 import { createTriggersService } from './triggers/triggers-service';
@@ -23,7 +24,20 @@ import { intakeRouter } from './webhooks/intake-router';
 import { webhooksHandlers } from './webhooks/webhooks-handlers';
 import { createWebhooksService } from './webhooks/webhooks-service';
 
-export function createDomains({ config, db, logger, queue = createInProcessQueue(logger) }: { config: Config; db: Db; logger: Logger; queue?: WorkQueue }) {
+export function createDomains({
+  config,
+  db,
+  logger,
+  queue = createInProcessQueue(logger),
+  now = () => new Date(),
+}: {
+  config: Config;
+  db: Db;
+  logger: Logger;
+  queue?: WorkQueue;
+  /** The clock schedules read (tests move it). */
+  now?: () => Date;
+}) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
   const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
 
@@ -48,6 +62,19 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
         { state: RunState }[],
   });
   runs = createRunsService({ jobs, runner, queue, tenantDb, logger });
+  const scheduler = createScheduler({
+    tenantDb,
+    runs,
+    logger,
+    now,
+    scheduleTriggers: async () =>
+      (await db.trigger.findMany({ where: { type: 'schedule', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true } })).map((trigger) => ({
+        tenantId: trigger.tenantId,
+        id: trigger.id,
+        config: trigger.config,
+        job: trigger.job,
+      })),
+  });
   const triggers = createTriggersService();
   const webhooks = createWebhooksService({
     box: createSecretBox(config.secretKey),
@@ -67,7 +94,7 @@ export function createDomains({ config, db, logger, queue = createInProcessQueue
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
   };
-  return { handlers, runner, intake: intakeRouter(webhooks) };
+  return { handlers, runner, scheduler, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -7,6 +7,7 @@ import type { Db } from './client';
 export const TENANT_MODELS = new Set([
   'Job',
   'Trigger',
+  'ScheduleSlot',
   'Invocation',
   'Run',
   'RunEvent',

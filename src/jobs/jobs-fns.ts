@@ -2,6 +2,7 @@
 // (templates parse, conditions compile, input schemas compile, schedules read).
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { Cron } from 'croner';
 import type { components } from '../../generated/openapi';
 import { AppError, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
@@ -87,13 +88,7 @@ export function inputValidator(schema: Record<string, unknown>): ValidateFunctio
   return validate;
 }
 
-const CRON_FIELD = /^[\d*,/\-A-Za-z?LW#]+$/;
-
 function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where: string) {
-  const fields = trigger.cron.trim().split(/\s+/);
-  if (fields.length !== 5 || !fields.every((field) => CRON_FIELD.test(field))) {
-    throw new ValidationFailed(`\`${where}.cron\` must be a five-field cron expression (minute hour day-of-month month day-of-week).`);
-  }
   if (trigger.timezone !== undefined) {
     try {
       new Intl.DateTimeFormat('en', { timeZone: trigger.timezone });
@@ -101,6 +96,14 @@ function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where:
       throw new ValidationFailed(`\`${where}.timezone\` "${clip(trigger.timezone)}" is not an IANA time zone.`);
     }
   }
+  const fields = trigger.cron.trim().split(/\s+/);
+  let problem = fields.length === 5 ? null : 'it needs five fields (minute hour day-of-month month day-of-week)';
+  try {
+    if (!problem) new Cron(trigger.cron, { timezone: trigger.timezone ?? 'UTC', paused: true });
+  } catch (err) {
+    problem = clip((err as Error).message.replace(/^CronPattern: /, ''));
+  }
+  if (problem) throw new ValidationFailed(`\`${where}.cron\` is not a valid cron expression: ${problem}.`);
 }
 
 /** Everything of a job that must compile before it is saved; the first problem is thrown. */

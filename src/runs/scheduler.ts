@@ -1,0 +1,117 @@
+// Schedule triggers: every tick, each enabled schedule trigger's slots since it was last looked at are
+// claimed in the database (one row per slot, so one instance wins each), the newest one fires if it is
+// recent, and older ones, missed while no instance ran, are recorded as skipped rather than run in a burst.
+import { Cron } from 'croner';
+import { isUniqueViolation } from '../db/errors';
+import type { TenantDb } from '../db/tenant-scope';
+import type { RenderedJob } from '../jobs/jobs-service';
+import { InvalidTemplate } from '../jobs/jobs-service';
+import type { Logger } from '../lib/logger';
+import type { RunsService } from './runs-service';
+
+export interface ScheduledTrigger {
+  tenantId: string;
+  id: string;
+  config: unknown;
+  job: RenderedJob & { slug: string };
+}
+
+interface ScheduleConfig {
+  cron: string;
+  timezone?: string;
+  data?: Record<string, unknown>;
+}
+
+export const TICK_MS = 10_000;
+/** A slot this late still fires (a tick, a busy loop); an older one was missed and is skipped. */
+export const GRACE_MS = 60_000;
+/** Most slots looked at per trigger and tick; a longer outage records only the newest ones. */
+const MAX_SLOTS = 100;
+
+export interface SchedulerDeps {
+  /** Every enabled schedule trigger of a live, enabled job, across tenants. */
+  scheduleTriggers(): Promise<ScheduledTrigger[]>;
+  tenantDb: (tenantId: string) => TenantDb;
+  runs: Pick<RunsService, 'startTriggered'>;
+  logger: Logger;
+  now: () => Date;
+}
+
+function slotsBetween(config: ScheduleConfig, after: Date, until: Date): Date[] {
+  const cron = new Cron(config.cron, { timezone: config.timezone ?? 'UTC', paused: true });
+  const slots: Date[] = [];
+  for (let next = cron.nextRun(after); next && next <= until; next = cron.nextRun(next)) {
+    slots.push(next);
+    if (slots.length > MAX_SLOTS) slots.shift();
+  }
+  return slots;
+}
+
+export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now }: SchedulerDeps) {
+  let timer: NodeJS.Timeout | null = null;
+  let ticking: Promise<unknown> | null = null;
+
+  async function claim(db: TenantDb, trigger: ScheduledTrigger, slot: Date, state: 'fired' | 'skipped'): Promise<boolean> {
+    try {
+      await db.scheduleSlot.create({ data: { jobId: trigger.job.id, triggerId: trigger.id, slot, state } as never });
+      return true;
+    } catch (err) {
+      if (isUniqueViolation(err)) return false; // another instance has it
+      throw err;
+    }
+  }
+
+  async function tick(): Promise<{ fired: number; skipped: number }> {
+    const at = now();
+    const counts = { fired: 0, skipped: 0 };
+    for (const trigger of await scheduleTriggers()) {
+      const config = trigger.config as ScheduleConfig;
+      const db = tenantDb(trigger.tenantId);
+      const last = await db.scheduleSlot.findFirst({ where: { jobId: trigger.job.id, triggerId: trigger.id }, orderBy: { slot: 'desc' }, select: { slot: true } });
+      // Slots before the trigger was saved (or enabled) were never due.
+      const after = new Date(Math.max(last?.slot.getTime() ?? 0, trigger.job.updatedAt.getTime()));
+      const slots = slotsBetween(config, after, at);
+      for (const slot of slots) {
+        const due = slot === slots[slots.length - 1] && at.getTime() - slot.getTime() <= GRACE_MS;
+        if (!(await claim(db, trigger, slot, due ? 'fired' : 'skipped'))) continue;
+        if (!due) {
+          counts.skipped++;
+          continue;
+        }
+        const context = { data: config.data ?? {}, schedule: { slot: slot.toISOString(), cron: config.cron, timezone: config.timezone ?? 'UTC' } };
+        try {
+          const runId = await runs.startTriggered(db, trigger.tenantId, trigger.job, { type: 'schedule', id: trigger.id }, context);
+          await db.scheduleSlot.updateMany({ where: { jobId: trigger.job.id, triggerId: trigger.id, slot }, data: { runId } });
+          counts.fired++;
+        } catch (err) {
+          if (!(err instanceof InvalidTemplate)) throw err;
+          logger.warn({ triggerId: trigger.id, slot, error: err.message }, 'a scheduled run could not be started');
+        }
+      }
+    }
+    if (counts.skipped) logger.info(counts, 'schedule slots missed while no instance ran were skipped');
+    return counts;
+  }
+
+  return {
+    tick,
+    start() {
+      const loop = () => {
+        ticking = tick()
+          .catch((err) => logger.error({ err }, 'the schedule tick failed'))
+          .finally(() => {
+            ticking = null;
+            if (timer) timer = setTimeout(loop, TICK_MS).unref();
+          });
+      };
+      timer = setTimeout(loop, 0).unref();
+    },
+    async stop() {
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await ticking;
+    },
+  };
+}
+
+export type Scheduler = ReturnType<typeof createScheduler>;

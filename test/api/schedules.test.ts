@@ -1,0 +1,81 @@
+// Schedule triggers with a clock the test moves: a slot fires once, in the trigger's time zone, however
+// many schedulers tick (instances share the database); slots missed while nothing ran are recorded as
+// skipped, not fired in a burst; the run sees `data` and `schedule`.
+import { agentCommand } from '../support/agent';
+import { startTestApp, type TestApp } from '../support/app';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+import { buildApp } from '../../src/app';
+import { createLogger } from '../../src/lib/logger';
+
+let clock = new Date();
+let app: TestApp;
+let bearer: Record<string, string>;
+
+beforeAll(async () => {
+  app = await startTestApp({ localAgent: { command: agentCommand(), timeoutSeconds: 60 } }, { now: () => clock });
+  bearer = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db))}` };
+});
+afterAll(() => app.close());
+
+async function scheduledJob(trigger: Record<string, unknown>) {
+  const res = await call(app, 'POST', '/api/v1/jobs', {
+    headers: bearer,
+    body: { name: 'Nightly', executionTargetId: 'local', promptTemplate: 'Task {{ data.task }} at {{ schedule.slot }} ({{ schedule.timezone }})', triggers: [{ type: 'schedule', id: 'trg_nightly', ...trigger }] },
+  });
+  expect(res.status).toBe(201);
+  // The job's save time is the start of its schedule; run the clock from there.
+  const saved = await app.database.db.job.findUniqueOrThrow({ where: { id: res.body.id } });
+  return { id: res.body.id as string, saved: saved.updatedAt };
+}
+
+const slotsOf = (jobId: string) => app.database.db.scheduleSlot.findMany({ where: { jobId }, orderBy: { slot: 'asc' } });
+
+it('fires each slot once, in its time zone, with data and the slot in the context', async () => {
+  const job = await scheduledJob({ cron: '30 9 * * *', timezone: 'Europe/Berlin', data: { task: 'deps' } });
+  // 09:30 in Berlin on the day after the job was saved (UTC+1 in winter, +2 in summer).
+  const day = new Date(job.saved.getTime() + 24 * 3600 * 1000).toISOString().slice(0, 10);
+  const berlinOffset = new Intl.DateTimeFormat('en', { timeZone: 'Europe/Berlin', timeZoneName: 'shortOffset' }).formatToParts(new Date(`${day}T12:00:00Z`)).find((p) => p.type === 'timeZoneName')!.value;
+  const hours = Number(/GMT([+-]\d+)/.exec(berlinOffset)![1]);
+  const slot = new Date(`${day}T${String(9 - hours).padStart(2, '0')}:30:00.000Z`);
+
+  clock = new Date(slot.getTime() - 1000);
+  expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
+  clock = new Date(slot.getTime() + 5000);
+  // A second app on the same database stands for another instance: the slot fires once.
+  const other = await buildApp({ config: app.config, db: app.database.db, logger: createLogger('silent'), now: () => clock });
+  const [a, b] = await Promise.all([app.scheduler.tick(), other.scheduler.tick()]);
+  expect(a.fired + b.fired).toBe(1);
+  await other.runner.idle();
+  await other.runner.shutdown();
+  expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
+
+  const slots = await slotsOf(job.id);
+  expect(slots.map((s) => [s.slot.toISOString(), s.state])).toEqual([[slot.toISOString(), 'fired']]);
+  await app.runner.idle();
+  const run = (await call(app, 'GET', `/api/v1/runs/${slots[0].runId}`, { headers: bearer })).body;
+  expect(run).toMatchObject({ trigger: { type: 'schedule', id: 'trg_nightly' }, prompt: `Task deps at ${slot.toISOString()} (Europe/Berlin)`, state: 'succeeded' });
+});
+
+it('records slots missed while nothing ran as skipped and fires only a recent one', async () => {
+  const job = await scheduledJob({ cron: '*/10 * * * *', data: { task: 'poll' } });
+  const base = Math.ceil(job.saved.getTime() / 600_000) * 600_000; // the first slot after saving
+  clock = new Date(base + 3 * 600_000 + 2000); // four slots have passed; the newest 2 s ago
+  expect(await app.scheduler.tick()).toEqual({ fired: 1, skipped: 3 });
+  const slots = await slotsOf(job.id);
+  expect(slots.map((s) => s.state)).toEqual(['skipped', 'skipped', 'skipped', 'fired']);
+  expect(slots.filter((s) => s.runId).length).toBe(1);
+
+  clock = new Date(base + 5 * 600_000 + 5 * 60_000); // the newest slot is 5 minutes old: missed too
+  expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 2 });
+  await app.runner.idle();
+});
+
+it('fires nothing for a disabled job', async () => {
+  const job = await scheduledJob({ cron: '* * * * *' });
+  await call(app, 'POST', `/api/v1/jobs/${job.id}/disable`, { headers: bearer });
+  clock = new Date(job.saved.getTime() + 3 * 60_000);
+  await app.scheduler.tick();
+  expect(await slotsOf(job.id)).toEqual([]);
+});
+
