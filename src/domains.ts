@@ -5,6 +5,8 @@ import type { Db } from './db/client';
 import { forTenant } from './db/tenant-scope';
 import type { HandlerMap } from './http/types';
 import type { Executor } from './integrations/executor';
+import { connectionsHandlers } from './integrations/connections-handlers';
+import { createConnectionsService } from './integrations/connections-service';
 import { createLocalExecutor } from './integrations/local-executor';
 import { targetsHandlers } from './integrations/targets-handlers';
 import { createTargetsService } from './integrations/targets-service';
@@ -41,7 +43,9 @@ export function createDomains({
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
   const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
 
-  const targets = createTargetsService({ localAgent: config.localAgent });
+  const box = createSecretBox(config.secretKey);
+  const connections = createConnectionsService({ box });
+  const targets = createTargetsService({ localAgent: config.localAgent, connections });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
@@ -77,7 +81,7 @@ export function createDomains({
   });
   const triggers = createTriggersService();
   const webhooks = createWebhooksService({
-    box: createSecretBox(config.secretKey),
+    box,
     baseUrl: config.baseUrl,
     queue,
     runs,
@@ -91,6 +95,7 @@ export function createDomains({
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
     ...targetsHandlers(targets),
+    ...connectionsHandlers(connections),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
   };

@@ -4,11 +4,17 @@ import type { components } from '../../generated/openapi';
 import type { LocalAgent } from '../config';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { NotFound, ValidationFailed } from '../lib/errors';
+import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
+import { newId } from '../lib/ids';
+import type { ConnectionsService } from './connections-service';
 import { clip } from '../lib/text';
 import { createTargetsRepo, type TargetRow } from './targets-repo';
 
 export type TargetView = components['schemas']['ExecutionTarget'];
+type TargetCreate = components['schemas']['ExecutionTargetCreate'];
+type TargetUpdate = components['schemas']['ExecutionTargetUpdate'];
+
+const DEFAULT_TIMEOUT_SECONDS = 3600;
 export const LOCAL_TARGET_ID = 'local';
 
 /** The paging key of a target: ids sort by creation, and `local`, listed first, sorts above them all. */
@@ -38,7 +44,17 @@ function view(row: TargetRow): TargetView {
   };
 }
 
-export function createTargetsService({ localAgent, startedAt = new Date() }: { localAgent: LocalAgent | null; startedAt?: Date }) {
+export function createTargetsService({
+  localAgent,
+  connections,
+  startedAt = new Date(),
+}: {
+  localAgent: LocalAgent | null;
+  connections: Pick<ConnectionsService, 'checkExists'>;
+  startedAt?: Date;
+}) {
+  const operatorOwned = () => new Conflict('conflict', 'The local target is configured by the operator; it cannot be changed or deleted through the API.');
+
   const local: TargetView | null = localAgent && {
     id: LOCAL_TARGET_ID,
     name: 'Local agent',
@@ -67,6 +83,28 @@ export function createTargetsService({ localAgent, startedAt = new Date() }: { l
       const row = await createTargetsRepo(db).find(id);
       if (!row) throw targetNotFound();
       return view(row);
+    },
+
+    async create(db: TenantDb, input: TargetCreate): Promise<TargetView> {
+      await connections.checkExists(db, input.connectionId, 'connectionId');
+      return view(await createTargetsRepo(db).create({ id: newId('tgt'), kind: 'vmhost', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, ...input }));
+    },
+
+    async update(db: TenantDb, id: string, patch: TargetUpdate): Promise<TargetView> {
+      if (id === LOCAL_TARGET_ID && local) throw operatorOwned();
+      await connections.checkExists(db, patch.connectionId, 'connectionId');
+      const row = await createTargetsRepo(db).update(id, patch);
+      if (!row) throw targetNotFound();
+      return view(row);
+    },
+
+    async delete(db: TenantDb, id: string): Promise<void> {
+      if (id === LOCAL_TARGET_ID && local) throw operatorOwned();
+      const repo = createTargetsRepo(db);
+      if (!(await repo.find(id))) throw targetNotFound();
+      const using = await repo.jobsUsing(id);
+      if (using > 0) throw new Conflict('in_use', `${using} job${using === 1 ? '' : 's'} still run${using === 1 ? 's' : ''} on this target; move ${using === 1 ? 'it' : 'them'} first.`);
+      if (!(await repo.delete(id))) throw targetNotFound();
     },
 
     /** The target a job's runs use: the one named, or the operator's default (`local`); null when there is none. */
