@@ -2768,7 +2768,7 @@ export interface components {
         EventSubscriptionCreate: {
             /**
              * Format: uri
-             * @description HTTPS endpoint to POST events to.
+             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development); anything else is refused with 400 `validation_failed`.
              */
             url: string;
             /** @description Event types to deliver. */
@@ -2787,7 +2787,7 @@ export interface components {
         EventSubscriptionUpdate: {
             /**
              * Format: uri
-             * @description HTTPS endpoint to POST events to.
+             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development); anything else is refused with 400 `validation_failed`.
              */
             url?: string;
             /** @description Event types to deliver. */
@@ -6175,7 +6175,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6238,7 +6237,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6289,7 +6287,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6322,7 +6319,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6384,7 +6380,6 @@ export interface operations {
             415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6446,7 +6441,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };
@@ -6499,7 +6493,6 @@ export interface operations {
             409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

@@ -3,6 +3,8 @@
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { forTenant } from './db/tenant-scope';
+import { eventsHandlers } from './events/events-handlers';
+import { createEventsService, type EventType } from './events/events-service';
 import type { HandlerMap } from './http/types';
 import type { Executor } from './integrations/executor';
 import { connectionsHandlers } from './integrations/connections-handlers';
@@ -44,6 +46,16 @@ export function createDomains({
   const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
 
   const box = createSecretBox(config.secretKey);
+  const events = createEventsService({
+    box,
+    queue,
+    tenantDb,
+    logger,
+    now,
+    dueDeliveries: async (at) =>
+      db.eventDelivery.findMany({ where: { state: 'pending', nextAttemptAt: { lte: at } }, select: { tenantId: true, id: true }, orderBy: { nextAttemptAt: 'asc' }, take: 1000 }),
+  });
+  const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
   const connections = createConnectionsService({ box });
   const targets = createTargetsService({ localAgent: config.localAgent, connections });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
@@ -61,11 +73,12 @@ export function createDomains({
     executors,
     queue,
     logger,
+    notify: notifyRun,
     unfinishedRuns: async () =>
       (await db.run.findMany({ where: { state: { in: UNFINISHED_STATES } }, select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true }, orderBy: { id: 'asc' } })) as UnfinishedRun[] &
         { state: RunState }[],
   });
-  runs = createRunsService({ jobs, runner, queue, tenantDb, logger });
+  runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun });
   const scheduler = createScheduler({
     tenantDb,
     runs,
@@ -88,6 +101,7 @@ export function createDomains({
     jobs,
     tenantDb,
     logger,
+    notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
     sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
   });
 
@@ -98,8 +112,9 @@ export function createDomains({
     ...connectionsHandlers(connections),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
+    ...eventsHandlers(events),
   };
-  return { handlers, runner, scheduler, intake: intakeRouter(webhooks) };
+  return { handlers, runner, scheduler, events, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -47,11 +47,12 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app, owners, runner, scheduler } = await buildApp({ config, db, logger });
+  const { app, owners, runner, scheduler, events } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);
   const recovered = await runner.recover();
   if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
   scheduler.start();
+  events.start();
   if (!config.localAgent) {
     logger.info('no local execution target; to run agents on this host, set FLOWS_LOCAL_AGENT_COMMAND (for example FLOWS_LOCAL_AGENT_COMMAND="sh examples/echo-agent.sh")');
   }
@@ -74,6 +75,7 @@ async function main() {
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     server.close(async () => {
       await scheduler.stop();
+      events.stop();
       await runner.shutdown();
       await db.$disconnect();
       process.exit(0);

@@ -4,6 +4,9 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import { deriveKey } from './keys';
 
+/** `whsec_` and 32 random bytes in base64: the Standard Webhooks form, usable as a plain HMAC key too. */
+export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
+
 export interface SecretBox {
   seal(plain: string): string;
   open(sealed: string): string;

@@ -28,6 +28,8 @@ export interface RunnerDeps {
   logger: Logger;
   /** Every run not yet finished, across tenants (read once, at start). */
   unfinishedRuns(): Promise<UnfinishedRun[]>;
+  /** A run started (`running`) or finished (its terminal state): outbound events. */
+  notify(tenantId: string, event: 'started' | RunState, runId: string): void;
 }
 
 const FLUSH_EVERY_MS = 200;
@@ -57,7 +59,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, executors, queue, logger, unfinishedRuns }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, executors, queue, logger, unfinishedRuns, notify }: RunnerDeps) {
   const executions = new Map<string, { stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -65,7 +67,10 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
 
   const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
   /** A run reached a terminal state: jobs chained to its job may start (see runs-service). */
-  const finished = (tenantId: string, runId: string) => queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
+  const finished = (tenantId: string, runId: string, state: RunState) => {
+    notify(tenantId, state, runId);
+    queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
+  };
 
   /**
    * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
@@ -86,7 +91,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       const trace: TraceEntry[] =
         to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
       if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) {
-        finished(tenantId, runId);
+        finished(tenantId, runId, to);
         return;
       }
     }
@@ -119,8 +124,10 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       await repo.setExecutorRef(runId, execution.ref);
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      if (!shuttingDown && (await repo.move(runId, 'starting', 'running'))) state = 'running';
-      else execution.stop();
+      if (!shuttingDown && (await repo.move(runId, 'starting', 'running'))) {
+        state = 'running';
+        notify(tenantId, 'started', runId);
+      } else execution.stop();
       const outcome = await execution.done;
       await trace.flush();
       await finish(repo, tenantId, runId, outcome, state);
@@ -159,7 +166,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       if (execution) return execution.stop();
       const moved = await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
       if (freed) {
-        if (moved) finished(freed.tenantId, runId);
+        if (moved) finished(freed.tenantId, runId, 'canceled');
         dispatch(freed.tenantId, freed.jobId);
       }
     },
@@ -173,11 +180,12 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         if (run.state === 'queued') continue;
         if (run.executorRef) await executors[run.executorRef.split(':')[0] as 'local']?.reap(run.executorRef, run.id);
         const repo = createRunsRepo(tenantDb(run.tenantId));
+        const to = run.state === 'canceling' ? 'canceled' : 'failed';
         const moved =
-          run.state === 'canceling'
+          to === 'canceled'
             ? await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' })
             : await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
-        if (moved) finished(run.tenantId, run.id);
+        if (moved) finished(run.tenantId, run.id, to);
       }
       for (const { tenantId, jobId } of jobsToDispatch.values()) dispatch(tenantId, jobId);
       return { interrupted: runs.filter((run) => run.state !== 'queued').length, queued: runs.filter((run) => run.state === 'queued').length };

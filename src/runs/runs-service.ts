@@ -42,10 +42,12 @@ export interface RunsDeps {
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
   logger: Logger;
+  /** A run was created (`queued`): outbound events. */
+  notify(tenantId: string, event: 'queued', runId: string): void;
   now?: () => Date;
 }
 
-export function createRunsService({ jobs, runner, queue, tenantDb, logger, now = () => new Date() }: RunsDeps) {
+export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date() }: RunsDeps) {
   async function foundRun(repo: RunsRepo, runId: string) {
     const run = await repo.find(runId);
     if (!run) throw runNotFound();
@@ -58,6 +60,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, now =
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
     await createRunsRepo(db).createInvoked({ ...run, ...ids }, invocation, trace);
+    notify(tenantId, 'queued', ids.id);
     runner.dispatch(tenantId, run.jobId);
     return ids;
   }

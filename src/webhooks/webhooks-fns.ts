@@ -1,7 +1,7 @@
 // Pure rules of inbound webhooks: signing secrets, verifying a delivery in the way of its source's format
 // (constant time, on the raw body), naming its event, preparing the context triggers and templates see,
 // and matching event patterns.
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
@@ -10,9 +10,6 @@ export type WebhookContext = Record<string, unknown> & { event: string; action: 
 /** Deliveries older (or further in the future) than this are refused as stale. */
 export const TIMESTAMP_TOLERANCE_MS = 5 * 60 * 1000;
 export const DEFAULT_SIGNATURE_HEADER = 'x-signature-256';
-
-/** `whsec_` and 32 random bytes in base64: the Standard Webhooks form, usable as a plain HMAC key by every format. */
-export const newSigningSecret = () => `whsec_${randomBytes(32).toString('base64')}`;
 
 const hmac = (key: Buffer | string, content: string | Buffer) => createHmac('sha256', key).update(content).digest();
 

@@ -10,11 +10,11 @@ import { InvalidTemplate, jobView, type JobsService } from '../jobs/jobs-service
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { Logger } from '../lib/logger';
-import type { SecretBox } from '../lib/secrets';
+import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { decide } from '../triggers/conditions-fns';
-import { eventName, matchesEvents, newSigningSecret, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { eventName, matchesEvents, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createWebhooksRepo, type ActivityRow, type Decision, type SourceRow } from './webhooks-repo';
 
 type SourceView = components['schemas']['WebhookSource'];
@@ -47,10 +47,12 @@ export interface WebhooksDeps {
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<(SourceRow & { tenantId: string }) | null>;
   logger: Logger;
+  /** A delivery was recorded: outbound events. */
+  notify(tenantId: string, delivery: Record<string, unknown>): void;
   now?: () => Date;
 }
 
-export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, logger, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, logger, notify, now = () => new Date() }: WebhooksDeps) {
   const view = (row: SourceRow): SourceView => ({
     id: row.id,
     name: row.name,
@@ -208,6 +210,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       try {
         const activity = await repo.createActivity({ id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context });
         queue.enqueue({ kind: 'webhook-delivery', key: activity.id, payload: { tenantId: source.tenantId, activityId: activity.id } });
+        notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });
         return { activityId: activity.id, duplicate: false };
       } catch (err) {
         if (!isUniqueViolation(err)) throw err;

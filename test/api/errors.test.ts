@@ -167,9 +167,9 @@ describe('routing', () => {
   });
 
   it('answers 501 not_implemented, never a fake success, for operations not available yet', async () => {
-    const res = await call(app, 'GET', '/api/v1/event-subscriptions', { headers: bearer });
+    const res = await call(app, 'POST', '/api/v1/integrations/vmhost/vmc_1/diagnostics', { headers: bearer });
     expectError(res, 501, 'not_implemented');
-    expect(res.body.error.message).toContain('listEventSubscriptions');
+    expect(res.body.error.message).toContain('runVmhostDiagnostics');
   });
 });
 

@@ -291,7 +291,8 @@ describe('the concurrency limit', () => {
     }
     expect(most).toBeLessThanOrEqual(2);
     expect(most).toBeGreaterThan(0);
-    const runs = await app.database.db.run.findMany({ where: { jobId: job.id }, orderBy: { startedAt: 'asc' } });
+    // Runs started in the same millisecond (one dispatch filling two slots) tie on startedAt; that dispatch took them in id order.
+    const runs = await app.database.db.run.findMany({ where: { jobId: job.id }, orderBy: [{ startedAt: 'asc' }, { id: 'asc' }] });
     expect(runs.every((run) => run.state === 'succeeded')).toBe(true);
     expect(runs.map((run) => run.id)).toEqual([...ids].sort());
   });
