@@ -3067,23 +3067,6 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description This operation is part of the v1 contract but not yet available on this server. Code: `not_implemented`. */
-        NotImplemented: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                /**
-                 * @example {
-                 *       "error": {
-                 *         "code": "not_implemented",
-                 *         "message": "The operation backtestJob is part of the v1 contract but not yet available on this server."
-                 *       }
-                 *     }
-                 */
-                "application/json": components["schemas"]["Error"];
-            };
-        };
         /** @description The service is temporarily unavailable (starting, shutting down, or its database is unreachable). Code: `service_unavailable`. Retry after `Retry-After` seconds. */
         ServiceUnavailable: {
             headers: {
@@ -5833,9 +5816,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
-            501: components["responses"]["NotImplemented"];
             503: components["responses"]["ServiceUnavailable"];
         };
     };

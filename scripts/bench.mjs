@@ -3,14 +3,17 @@
 // same run (these machines are noisy; the same absolute figure moves by 2x between runs):
 //   (a) bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row per request
 //   (b) Express 5 + one Prisma `create` of a run per request
-// then start-up time and idle memory (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8)
-// and BENCH_CONNECTIONS (32) tune it; BENCH_CPU_PROF=<dir> has the app's server write a V8 CPU profile there.
-import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+// The `intake` row has an app of its own (scripts/bench-intake.mjs sets it up); then the cost of deciding a
+// delivery, measured in process (scripts/bench-intake-eval.mjs), and start-up time and idle memory
+// (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
+// BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there.
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createBenchJob } from './bench-app.mjs';
+import { intakeActivity, setUpIntake, signedDelivery } from './bench-intake.mjs';
 import { measureStartup } from './bench-startup.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
@@ -20,9 +23,10 @@ const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-bench-'));
 const children = [];
 
-function startServer(kind) {
+/** Resolves to the server's JSON line, with `child`; its database files go in `serverDir`. */
+function startServer(kind, serverDir = dir) {
   const profile = CPU_PROF && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] : [];
-  const child = spawn(process.execPath, [...profile, path.join(root, 'scripts/bench-server.mjs'), kind, dir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, path.join(root, 'scripts/bench-server.mjs'), kind, serverDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s`)), 60_000);
@@ -32,12 +36,15 @@ function startServer(kind) {
       const line = out.split('\n').find((l) => l.startsWith('{'));
       if (line) {
         clearTimeout(timer);
-        resolve(JSON.parse(line));
+        resolve({ ...JSON.parse(line), child });
       }
     });
     child.once('exit', (code) => reject(new Error(`${kind} exited with ${code}`)));
   });
 }
+
+/** Stops a server and waits for its exit (its CPU profile written, BENCH_CPU_PROF). */
+const stop = (child) => new Promise((resolve) => ((child.exitCode ?? child.signalCode) !== null ? resolve() : child.once('exit', resolve).kill('SIGTERM')));
 
 /** A GitHub-style `issues.labeled` delivery of about 20 KB, as intake prepares it. */
 function githubContext() {
@@ -74,16 +81,23 @@ const conditions = {
 
 /**
  * One row: a warm-up, then the measured run, which must have no errors, no non-2xx answer and, when
- * `status` is given, only that status. `body` may be a function called for every request (a new body each).
+ * `status` is given, only that status. `body` may be a function called for every request (a new body each);
+ * `prepare`, called for every request instead, answers its `{ headers, body }` (a body already serialized).
  */
-async function measure(port, { method = 'GET', path: target, headers = {}, body, status }) {
+async function measure(port, { method = 'GET', path: target, headers = {}, body, prepare, status }) {
   const json = (value) => JSON.stringify(typeof value === 'function' ? value() : value);
+  const setupRequest = prepare
+    ? (req) => {
+        const own = prepare();
+        return { ...req, headers: { ...req.headers, ...own.headers }, body: own.body };
+      }
+    : typeof body === 'function' && ((req) => ({ ...req, body: json(body) }));
   const options = {
     url: `http://127.0.0.1:${port}${target}`,
     method,
     headers: { ...headers, ...(body ? { 'content-type': 'application/json' } : {}) },
     body: body && json(body),
-    ...(typeof body === 'function' ? { requests: [{ setupRequest: (req) => ({ ...req, body: json(body) }) }] } : {}),
+    ...(setupRequest ? { requests: [{ setupRequest }] } : {}),
     connections: CONNECTIONS,
   };
   await autocannon({ ...options, duration: 2 }); // warm-up: validators compiled, JIT settled
@@ -112,14 +126,26 @@ async function main() {
     // Last: the runs it creates fail at dispatch in the background (no execution target), beside the load.
     ['invoke: new idempotency key per request', await measure(app.port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: invocation, status: 202 })],
   ];
-  // Gone before start-up is measured, with their CPU profiles written (BENCH_CPU_PROF).
-  await Promise.all(children.map((child) => new Promise((resolve) => (child.exitCode ?? child.signalCode) !== null ? resolve() : child.once('exit', resolve).kill('SIGTERM'))));
+  // A fresh app, without the invocations' background work: each delivery makes 5 runs in the background.
+  await stop(app.child);
+  const intakeDir = path.join(dir, 'intake');
+  mkdirSync(intakeDir);
+  const hooks = await startServer('app', intakeDir);
+  const source = await setUpIntake(`http://127.0.0.1:${hooks.port}`, hooks.bearer);
+  rows.push(['intake: signed delivery, 1,000 triggers', await measure(hooks.port, { method: 'POST', path: `/hooks/${source.id}`, prepare: () => signedDelivery(source), status: 202 })]);
+  const activity = intakeActivity(path.join(intakeDir, 'app.db'));
+  if (activity.wrong) throw new Error(`intake: ${activity.wrong} evaluated deliveries did not decide 5 matches and 45 misses`);
+  // Gone before anything else is measured, with their CPU profiles written (BENCH_CPU_PROF).
+  await Promise.all(children.map(stop));
 
   console.log(`autocannon, ${CONNECTIONS} connections, ${DURATION} s per row, embedded SQLite, loopback, Node ${process.version}, ${os.cpus().length} CPUs`);
   console.log(`${'row'.padEnd(44)} ${'req/s'.padStart(7)} ${'p99 ms'.padStart(7)}  ${'× (a)'.padStart(6)} ${'× (b)'.padStart(6)}  answers`);
   for (const [name, { rps, p99, answers, statuses }] of rows) {
     console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}  ${answers} × ${statuses}`);
   }
+  console.log(`intake: ${activity.recorded} deliveries recorded (warm-up included), ${activity.evaluated} of them evaluated by the end of the row (5 runs each)`);
+  const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+  console.log(evaluation.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
   const startup = await measureStartup();
   console.log(`start-up: restart ${startup.restartMedianMs} ms (first start ${startup.firstStartMs} ms), idle RSS ${startup.idleRssMb} MB`);
 }

@@ -10,6 +10,7 @@ import { createSessionService, SESSION_COOKIE, type SessionService } from './aut
 import type { Config } from './config';
 import type { Db } from './db/client';
 import { createDomains, type Domains } from './domains';
+import type { VmhostTiming } from './integrations/vmhost-executor';
 import { createApi, type Api } from './http/api';
 import { noStore, oversizedBody, usableRequestLine } from './http/api-guards';
 import { jsonBody, requireJson } from './http/body';
@@ -40,8 +41,10 @@ export interface AppDeps {
   contract?: Contract;
   /** Tighter or looser rate limits (tests). */
   policies?: Partial<Record<PolicyName, Policy>>;
-  /** The clock schedules read (tests). */
+  /** The clock schedules and event retries read (tests). */
   now?: () => Date;
+  /** VM boot and polling times (tests). */
+  vmhostTiming?: VmhostTiming;
 }
 
 export interface App {
@@ -74,7 +77,7 @@ function mountProvider(provider: Provider): RequestHandler {
   return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
 }
 
-export async function buildApp({ config, db, logger, contract = loadContract(), policies, now }: AppDeps): Promise<App> {
+export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
   const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
   const limits = createRateLimits({
@@ -93,7 +96,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     baseUrl: config.baseUrl,
     apiResource: resources.api,
   });
-  const domains = createDomains({ config, db, logger, now });
+  const domains = createDomains({ config, db, logger, now, vmhostTiming });
   const api = await createApi({
     db,
     contract,
@@ -125,7 +128,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
   app.use(domains.intake);
-  app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson(api.takesBody), jsonBody, oversizedBody(api.documents), api.handle);
+  app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));

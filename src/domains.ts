@@ -9,7 +9,9 @@ import type { HandlerMap } from './http/types';
 import type { Executor } from './integrations/executor';
 import { connectionsHandlers } from './integrations/connections-handlers';
 import { createConnectionsService } from './integrations/connections-service';
+import { createDiagnosticsService } from './integrations/diagnostics-service';
 import { createLocalExecutor } from './integrations/local-executor';
+import { createVmhostExecutor, type VmhostTiming } from './integrations/vmhost-executor';
 import { targetsHandlers } from './integrations/targets-handlers';
 import { createTargetsService } from './integrations/targets-service';
 import { jobsHandlers } from './jobs/jobs-handlers';
@@ -34,18 +36,24 @@ export function createDomains({
   logger,
   queue = createInProcessQueue(logger),
   now = () => new Date(),
+  vmhostTiming,
 }: {
   config: Config;
   db: Db;
   logger: Logger;
   queue?: WorkQueue;
-  /** The clock schedules read (tests move it). */
+  /** The clock schedules and event retries read (tests move it). */
   now?: () => Date;
+  /** How long VMs may boot and how often they are polled (tests shorten it). */
+  vmhostTiming?: VmhostTiming;
 }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
-  const executors: Partial<Record<'local' | 'vmhost', Executor>> = config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {};
 
   const box = createSecretBox(config.secretKey);
+  const executors: Partial<Record<'local' | 'vmhost', Executor>> = {
+    vmhost: createVmhostExecutor({ tenantDb, box, timing: vmhostTiming }),
+    ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),
+  };
   const events = createEventsService({
     box,
     queue,
@@ -109,7 +117,7 @@ export function createDomains({
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
     ...targetsHandlers(targets),
-    ...connectionsHandlers(connections),
+    ...connectionsHandlers(connections, createDiagnosticsService({ box, timing: vmhostTiming })),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),

@@ -1,8 +1,10 @@
 import type { HandlerMap } from '../http/types';
 import type { ConnectionsService } from './connections-service';
+import type { DiagnosticsService } from './diagnostics-service';
 
-export function connectionsHandlers(connections: ConnectionsService): HandlerMap {
+export function connectionsHandlers(connections: ConnectionsService, diagnostics: DiagnosticsService): HandlerMap {
   return {
+    runVmhostDiagnostics: async ({ db, params }) => ({ status: 200, body: await diagnostics.run(db, params.connectionId) }),
     listVmhostConnections: async ({ db }) => ({ status: 200, body: await connections.list(db) }),
     createVmhostConnection: async ({ db, body }) => ({ status: 201, body: await connections.create(db, body) }),
     getVmhostConnection: async ({ db, params }) => ({ status: 200, body: await connections.get(db, params.connectionId) }),

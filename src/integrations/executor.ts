@@ -3,6 +3,8 @@
 // and find what a previous process left behind after a crash.
 
 export interface RunSpec {
+  tenantId: string;
+  targetId: string;
   runId: string;
   jobSlug: string;
   prompt: string;

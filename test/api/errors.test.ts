@@ -166,11 +166,6 @@ describe('routing', () => {
     }
   });
 
-  it('answers 501 not_implemented, never a fake success, for operations not available yet', async () => {
-    const res = await call(app, 'POST', '/api/v1/integrations/vmhost/vmc_1/diagnostics', { headers: bearer });
-    expectError(res, 501, 'not_implemented');
-    expect(res.body.error.message).toContain('runVmhostDiagnostics');
-  });
 });
 
 describe('request ids', () => {

@@ -32,12 +32,12 @@ export interface TestApp extends App {
   close(): Promise<void>;
 }
 
-export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'logger' | 'now'>>;
+export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'logger' | 'now' | 'vmhostTiming'>>;
 
-export async function startTestApp(overrides: Partial<Config> = {}, { policies, logger = createLogger('silent'), now }: TestDeps = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, { policies, logger = createLogger('silent'), now, vmhostTiming }: TestDeps = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
-  const built = await buildApp({ config, db: database.db, logger, policies, now });
+  const built = await buildApp({ config, db: database.db, logger, policies, now, vmhostTiming });
   return {
     ...built,
     database,

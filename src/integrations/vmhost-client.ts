@@ -1,0 +1,85 @@
+// HTTP clients of the provider APIs of openapi/providers.yaml: the VM host and the coding-agent provider.
+// Errors name the call and the status, never the token; every call has a deadline.
+import { clip } from '../lib/text';
+
+export class ProviderError extends Error {}
+
+const CALL_TIMEOUT_MS = 15_000;
+
+async function call<T>(base: string, token: string, method: string, path: string, body?: unknown, what = path): Promise<{ status: number; body: T }> {
+  let res: Response;
+  try {
+    res = await fetch(new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`), {
+      method,
+      headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+    });
+  } catch (err) {
+    throw new ProviderError(`${what}: no answer (${(err as Error).name === 'TimeoutError' ? 'timed out' : 'connection failed'})`);
+  }
+  const text = await res.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text ? JSON.parse(text) : null;
+  } catch {
+    // not JSON: handled by the status check or the caller's shape check
+  }
+  return { status: res.status, body: parsed as T };
+}
+
+function expect2xx<T>(answer: { status: number; body: T }, what: string): T {
+  if (answer.status < 200 || answer.status >= 300) throw new ProviderError(`${what}: the provider answered ${answer.status}`);
+  return answer.body;
+}
+
+export interface Vm {
+  id: string;
+  status: 'booting' | 'ready' | 'failed';
+}
+
+export function vmhostClient(base: string, token: string) {
+  return {
+    permissions: async () => expect2xx(await call<{ permissions?: unknown }>(base, token, 'GET', '/v1/token', undefined, 'checking the token'), 'checking the token').permissions,
+    createVm: async (input: { name: string; image: string; size?: string | null; region?: string | null }) => {
+      const vm = expect2xx(await call<Vm>(base, token, 'POST', '/v1/vms', input, 'booting a VM'), 'booting a VM');
+      if (!vm || typeof vm.id !== 'string') throw new ProviderError('booting a VM: the provider answered no VM id');
+      return vm;
+    },
+    getVm: async (id: string) => expect2xx(await call<Vm>(base, token, 'GET', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'reading the VM'), 'reading the VM'),
+    /** Idempotent: a VM that is already gone counts as destroyed. */
+    destroyVm: async (id: string) => {
+      const answer = await call(base, token, 'DELETE', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'destroying the VM');
+      if (answer.status !== 404) expect2xx(answer, 'destroying the VM');
+    },
+  };
+}
+
+export interface SessionOutput {
+  state: 'running' | 'succeeded' | 'failed';
+  output: { seq: number; stream: 'stdout' | 'stderr'; text: string }[];
+  result?: Record<string, unknown>;
+  error?: string;
+}
+
+export function agentClient(base: string, token: string) {
+  return {
+    start: async (input: { project: string; vmId: string; prompt: string; model?: string; effort?: string }) => {
+      const session = expect2xx(await call<{ id?: unknown }>(base, token, 'POST', '/v1/sessions', input, 'starting the agent'), 'starting the agent');
+      if (typeof session?.id !== 'string') throw new ProviderError('starting the agent: the provider answered no session id');
+      return session.id;
+    },
+    output: async (sessionId: string, after: number) => {
+      const out = expect2xx(await call<SessionOutput>(base, token, 'GET', `/v1/sessions/${encodeURIComponent(sessionId)}/output?after=${after}`, undefined, 'reading the agent output'), 'reading the agent output');
+      if (!out || !Array.isArray(out.output) || !['running', 'succeeded', 'failed'].includes(out.state)) throw new ProviderError('reading the agent output: unexpected answer');
+      return out;
+    },
+    cancel: async (sessionId: string) => {
+      await call(base, token, 'POST', `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, {}, 'stopping the agent').catch(() => {});
+    },
+    probe: async (input: { project: string; vmId: string }) => {
+      const answer = expect2xx(await call<{ ok?: unknown; model?: unknown; detail?: unknown }>(base, token, 'POST', '/v1/probe', input, 'probing the model'), 'probing the model');
+      return { ok: answer?.ok === true, model: typeof answer?.model === 'string' ? clip(answer.model) : null, detail: typeof answer?.detail === 'string' ? clip(answer.detail) : null };
+    },
+  };
+}

@@ -1,0 +1,134 @@
+// VM-host targets: every run boots a disposable VM through the target's connection, starts the coding
+// agent on it through the agent integration, follows its output into the trace, and destroys the VM on
+// every path (success, failure, timeout, stop; after a crash, `reap` destroys it at the next start).
+// Tokens are opened from their sealed form here, for the calls, and go nowhere else.
+import type { TenantDb } from '../db/tenant-scope';
+import { clip } from '../lib/text';
+import type { SecretBox } from '../lib/secrets';
+import { createConnectionsRepo } from './connections-repo';
+import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
+import { createTargetsRepo } from './targets-repo';
+import { agentClient, ProviderError, vmhostClient } from './vmhost-client';
+
+export interface VmhostTiming {
+  /** How long a VM may take to boot. */
+  bootTimeoutMs: number;
+  /** How often the VM state and the agent output are read. */
+  pollMs: number;
+}
+
+export const DEFAULT_TIMING: VmhostTiming = { bootTimeoutMs: 5 * 60_000, pollMs: 1_000 };
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** The clients a run on `targetId` needs, or why it cannot run. */
+export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string) {
+  const target = await createTargetsRepo(db).find(targetId);
+  if (!target?.connectionId || !target.image) throw new ProviderError('the execution target no longer exists or has no connection and image');
+  const repo = createConnectionsRepo(db);
+  const connection = await repo.find(target.connectionId);
+  if (!connection) throw new ProviderError('the VM-host connection of the target no longer exists');
+  const integration = await repo.findIntegration();
+  if (!integration) throw new ProviderError('no agent integration is saved (PUT /api/v1/integrations/agent-integration)');
+  return {
+    target,
+    connection,
+    vmhost: vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext)),
+    agent: agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext)),
+    project: integration.project,
+  };
+}
+
+/** Waits until the VM is ready; throws when it fails or does not boot in time. */
+export async function waitReady(vmhost: ReturnType<typeof vmhostClient>, vmId: string, { bootTimeoutMs, pollMs }: VmhostTiming, stopped: () => boolean) {
+  const deadline = Date.now() + bootTimeoutMs;
+  for (;;) {
+    const vm = await vmhost.getVm(vmId);
+    if (vm?.status === 'ready') return;
+    if (vm?.status === 'failed') throw new ProviderError('the VM failed to boot');
+    if (stopped()) throw new ProviderError('stopped while the VM booted');
+    if (Date.now() > deadline) throw new ProviderError(`the VM did not boot within ${bootTimeoutMs / 1000} seconds`);
+    await sleep(pollMs);
+  }
+}
+
+export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }: { tenantDb: (tenantId: string) => TenantDb; box: SecretBox; timing?: VmhostTiming }): Executor {
+  return {
+    async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
+      let ending: 'timed_out' | 'canceled' | null = null;
+      const deadline = Date.now() + spec.timeoutSeconds * 1000;
+      let setup: Awaited<ReturnType<typeof vmhostSetup>>;
+      let vmId: string;
+      try {
+        setup = await vmhostSetup(tenantDb(spec.tenantId), box, spec.targetId);
+        const vm = await setup.vmhost.createVm({ name: `flows-${spec.runId}`, image: setup.target.image!, size: setup.target.size, region: setup.target.region });
+        vmId = vm.id;
+      } catch (err) {
+        const error = err instanceof ProviderError ? err.message : 'unexpected failure';
+        return { ref: 'vmhost:none', done: Promise.resolve({ state: 'failed', error: `The VM could not be created: ${clip(error)}.` }), stop() {} };
+      }
+      const { vmhost, agent, connection } = setup;
+      events.provisioning({ status: 'vm_requested', vmId });
+
+      const done = (async (): Promise<Outcome> => {
+        let sessionId: string | null = null;
+        try {
+          await waitReady(vmhost, vmId, timing, () => ending !== null || Date.now() > deadline);
+          events.provisioning({ status: 'vm_ready', vmId });
+          sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}) });
+          let after = 0;
+          for (;;) {
+            if (ending === null && Date.now() > deadline) ending = 'timed_out';
+            if (ending) {
+              await agent.cancel(sessionId);
+              break;
+            }
+            const out = await agent.output(sessionId, after);
+            for (const line of out.output) {
+              events.output(line.stream === 'stderr' ? 'stderr' : 'stdout', String(line.text).slice(0, 8_000));
+              after = Math.max(after, line.seq);
+            }
+            if (out.state === 'succeeded') return { state: 'succeeded', result: out.result && typeof out.result === 'object' ? out.result : {} };
+            if (out.state === 'failed') return { state: 'failed', error: `The agent failed${out.error ? `: ${clip(out.error)}` : '.'}` };
+            await sleep(timing.pollMs);
+          }
+        } catch (err) {
+          if (!ending) return { state: 'failed', error: `The run failed on the VM host: ${clip(err instanceof ProviderError ? err.message : 'unexpected failure')}.` };
+        } finally {
+          // Every path ends here: the VM goes, whatever happened to the agent.
+          await destroy(vmhost, vmId, events);
+        }
+        return ending === 'timed_out'
+          ? { state: 'timed_out', error: `The run was still going after ${spec.timeoutSeconds} seconds.` }
+          : { state: 'canceled', error: 'The run was stopped.' };
+      })();
+      return {
+        ref: `vmhost:${spec.tenantId}:${connection.id}:${vmId}`,
+        done,
+        stop: () => {
+          ending ??= 'canceled';
+        },
+      };
+    },
+
+    async reap(ref: string) {
+      const [, tenantId, connectionId, vmId] = ref.split(':');
+      if (!tenantId || !connectionId || !vmId) return;
+      const connection = await createConnectionsRepo(tenantDb(tenantId)).find(connectionId);
+      if (connection) await vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext)).destroyVm(vmId).catch(() => {});
+    },
+  };
+}
+
+async function destroy(vmhost: ReturnType<typeof vmhostClient>, vmId: string, events: ExecutionEvents) {
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      await vmhost.destroyVm(vmId);
+      events.provisioning({ status: 'vm_destroyed', vmId });
+      return;
+    } catch (err) {
+      if (attempt === 3) events.provisioning({ status: 'vm_destroy_failed', vmId, detail: clip((err as Error).message) });
+      else await sleep(500 * attempt);
+    }
+  }
+}

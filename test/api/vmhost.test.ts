@@ -1,0 +1,182 @@
+// Runs on VM-host targets against a fake VM host and a fake agent provider (real HTTP on loopback):
+// the VM is destroyed on every path (success, agent failure, failed or slow boot, provider errors,
+// timeout, stop, and after a crash); diagnostics report each step; no token ever comes back.
+import { INTERRUPTED } from '../../src/runs/runner';
+import { startTestApp, type TestApp } from '../support/app';
+import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+
+let app: TestApp;
+let providers: FakeProviders;
+let bearer: Record<string, string>;
+let connectionId: string;
+let targetId: string;
+const answers: string[] = [];
+
+async function api(method: string, path: string, body?: unknown, headers = bearer) {
+  const res = await call(app, method, path, { headers, body });
+  answers.push(res.text ?? '');
+  return res;
+}
+
+beforeAll(async () => {
+  providers = await startFakeProviders();
+  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 500, pollMs: 10 } });
+  const owner = await createOwner(app.database.db);
+  bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
+  connectionId = (await api('POST', '/api/v1/vmhost-connections', { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url })).body.id;
+  targetId = (await api('POST', '/api/v1/execution-targets', { name: 'Fake VM', connectionId, image: 'agent-runner', size: 'small' })).body.id;
+  await api('PUT', '/api/v1/integrations/agent-integration', { accessToken: AGENT_TOKEN, project: 'acme', connectionId, apiBaseUrl: providers.url });
+});
+afterAll(async () => {
+  await app.close();
+  await providers.close();
+});
+afterEach(() => providers.reset());
+
+async function runOnVm(promptTemplate = 'Fix issue 7', extra: Record<string, unknown> = {}) {
+  const job = (await api('POST', '/api/v1/jobs', { name: 'On a VM', promptTemplate, executionTargetId: targetId, model: 'large', ...extra })).body;
+  return (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId as string;
+}
+
+async function finished(runId: string) {
+  for (let i = 0; i < 400; i++) {
+    const run = (await api('GET', `/api/v1/runs/${runId}`)).body;
+    if (['succeeded', 'failed', 'timed_out', 'canceled'].includes(run.state)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`run ${runId} did not finish`);
+}
+
+const traceOf = async (runId: string) => (await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[];
+const allDestroyed = () => [...providers.vms.values()].every((vm) => vm.destroyed);
+
+it('runs the agent on a disposable VM, follows its output, and destroys the VM', async () => {
+  const runId = await runOnVm();
+  const run = await finished(runId);
+  expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'Fixed it', pullRequestUrl: 'https://example.test/pr/7' } });
+  const trace = await traceOf(runId);
+  expect(trace.filter((e) => e.type === 'agent_output').map((e) => e.data)).toEqual([
+    { stream: 'stdout', text: 'cloning acme/widgets' },
+    { stream: 'stderr', text: 'warning: shallow clone' },
+  ]);
+  expect(trace.filter((e) => e.type === 'target_provisioning').map((e) => e.data.status)).toEqual(['vm_requested', 'vm_ready', 'vm_destroyed']);
+  const [sessionRow] = [...providers.sessions.values()].slice(-1);
+  expect(sessionRow).toMatchObject({ prompt: 'Fix issue 7', model: 'large' });
+  expect(allDestroyed()).toBe(true);
+});
+
+it.each([
+  ['the agent fails', () => (providers.knobs.end = { state: 'failed', error: 'tests do not pass' }), 'The agent failed: tests do not pass'],
+  ['the VM fails to boot', () => (providers.knobs.bootPolls = 'failed'), 'The run failed on the VM host: the VM failed to boot.'],
+  ['the VM boots too slowly', () => (providers.knobs.bootPolls = 1000), 'The run failed on the VM host: the VM did not boot within 0.5 seconds.'],
+])('fails when %s, and destroys the VM', async (_, inject, error) => {
+  inject();
+  const run = await finished(await runOnVm());
+  expect(run).toMatchObject({ state: 'failed', error });
+  expect(allDestroyed()).toBe(true);
+});
+
+it('fails clearly when the host refuses to create a VM', async () => {
+  providers.knobs.createStatus = 503;
+  const run = await finished(await runOnVm());
+  expect(run).toMatchObject({ state: 'failed', error: 'The VM could not be created: booting a VM: the provider answered 503.' });
+});
+
+it('stops a running agent, and times out a hanging one, destroying the VM both times', async () => {
+  providers.knobs.end = 'hang';
+  const stopped = await runOnVm();
+  for (let i = 0; i < 200 && (await api('GET', `/api/v1/runs/${stopped}`)).body.state !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  await api('POST', `/api/v1/runs/${stopped}/stop`);
+  expect((await finished(stopped)).state).toBe('canceled');
+  expect([...providers.sessions.values()].at(-1)!.canceled).toBe(true);
+  expect(allDestroyed()).toBe(true);
+
+  // Targets take at least 60 s through the API; the test shortens this one in the database.
+  await app.database.db.executionTarget.updateMany({ where: { id: targetId }, data: { timeoutSeconds: 1 } });
+  try {
+    const timedOut = await finished(await runOnVm());
+    expect(timedOut).toMatchObject({ state: 'timed_out', error: 'The run was still going after 1 seconds.' });
+    expect(allDestroyed()).toBe(true);
+  } finally {
+    await app.database.db.executionTarget.updateMany({ where: { id: targetId }, data: { timeoutSeconds: 3600 } });
+  }
+});
+
+it('destroys the VM of a run left active by a crash when the next process starts', async () => {
+  providers.knobs.end = 'hang';
+  const runId = await runOnVm();
+  for (let i = 0; i < 200 && !(await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).executorRef; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  const { executorRef } = await app.database.db.run.findUniqueOrThrow({ where: { id: runId } });
+  const vmId = executorRef!.split(':').at(-1)!;
+  expect(providers.vms.get(vmId)!.destroyed).toBe(false);
+  // What a new process finds after a crash: the run still `running`, and its VM alive.
+  await app.runner.recover();
+  expect(providers.vms.get(vmId)!.destroyed).toBe(true);
+  const run = await finished(runId);
+  expect(run).toMatchObject({ state: 'failed', error: INTERRUPTED });
+});
+
+describe('diagnostics', () => {
+  const diagnose = async () => (await api('POST', `/api/v1/integrations/vmhost/${connectionId}/diagnostics`)).body;
+
+  it('passes every step and records the verification', async () => {
+    const result = await diagnose();
+    expect(result).toMatchObject({ connectionId, ok: true });
+    expect(result.steps.map((s: any) => [s.step, s.ok])).toEqual([
+      ['token_permissions', true],
+      ['vm_boot', true],
+      ['agent_model_reachability', true],
+      ['vm_destroy', true],
+    ]);
+    expect(result.steps[2].detail).toBe('The agent reached its model (large-model-1).');
+    expect((await api('GET', `/api/v1/vmhost-connections/${connectionId}`)).body.lastVerifiedAt).not.toBeNull();
+    expect(allDestroyed()).toBe(true);
+  });
+
+  it('ends at the first failed step, and destroys a booted VM all the same', async () => {
+    providers.knobs.permissions = ['vms:read'];
+    let result = await diagnose();
+    expect(result.steps.map((s: any) => [s.step, s.ok, s.detail])).toEqual([['token_permissions', false, 'the token lacks vms:create, vms:delete']]);
+    providers.reset();
+
+    providers.knobs.probeOk = false;
+    result = await diagnose();
+    expect(result.ok).toBe(false);
+    expect(result.steps.map((s: any) => [s.step, s.ok])).toEqual([
+      ['token_permissions', true],
+      ['vm_boot', true],
+      ['agent_model_reachability', false],
+      ['vm_destroy', true],
+    ]);
+    expect(result.steps[2].detail).toBe('the agent did not reach its model: model quota exhausted');
+    providers.reset();
+
+    providers.knobs.bootPolls = 'failed';
+    result = await diagnose();
+    expect(result.steps.map((s: any) => [s.step, s.ok])).toEqual([
+      ['token_permissions', true],
+      ['vm_boot', false],
+      ['vm_destroy', true],
+    ]);
+    expect(allDestroyed()).toBe(true);
+  });
+
+  it('is the tenant\'s own', async () => {
+    const stranger = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db, { tenantName: 'Other' }))}` };
+    const res = await api('POST', `/api/v1/integrations/vmhost/${connectionId}/diagnostics`, undefined, stranger);
+    expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+  });
+});
+
+it('never answers a provider token, in responses or traces', async () => {
+  const traces = await app.database.db.runEvent.findMany();
+  const all = answers.join('\n') + JSON.stringify(traces);
+  for (const token of [VMHOST_TOKEN, AGENT_TOKEN]) expect(all).not.toContain(token);
+});
+
+it('refuses a diagnostics request that carries a body other than JSON', async () => {
+  const res = await call(app, 'POST', `/api/v1/integrations/vmhost/${connectionId}/diagnostics`, { headers: { ...bearer, 'content-type': 'text/plain' }, raw: 'probe please' });
+  expect([res.status, res.body.error.code]).toEqual([415, 'unsupported_media_type']);
+});

@@ -1,0 +1,112 @@
+// A fake VM host and a fake coding-agent provider, as one real HTTP server on loopback, speaking the
+// provider APIs of openapi/providers.yaml. Knobs inject the failures drivers must survive: missing
+// permissions, 5xx answers, slow or failed boots, lost VMs, agents that fail, hang or cannot reach a model.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export const VMHOST_TOKEN = 'vmhost-token-s3cr3t-0123456789';
+export const AGENT_TOKEN = 'agent-token-s3cr3t-9876543210';
+
+export interface Knobs {
+  permissions: string[];
+  /** Status to answer VM creation with instead of 201. */
+  createStatus: number;
+  /** Polls of a VM that answer `booting` before `ready`; `failed` boots fail. */
+  bootPolls: number | 'failed';
+  /** The agent's output lines, then its end. */
+  output: { stream: 'stdout' | 'stderr'; text: string }[];
+  end: { state: 'succeeded'; result: Record<string, unknown> } | { state: 'failed'; error: string } | 'hang';
+  probeOk: boolean;
+}
+
+export const defaultKnobs = (): Knobs => ({
+  permissions: ['vms:create', 'vms:read', 'vms:delete'],
+  createStatus: 201,
+  bootPolls: 1,
+  output: [
+    { stream: 'stdout', text: 'cloning acme/widgets' },
+    { stream: 'stderr', text: 'warning: shallow clone' },
+  ],
+  end: { state: 'succeeded', result: { summary: 'Fixed it', pullRequestUrl: 'https://example.test/pr/7' } },
+  probeOk: true,
+});
+
+export interface FakeProviders {
+  url: string;
+  knobs: Knobs;
+  vms: Map<string, { polls: number; destroyed: boolean; image: string }>;
+  sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string }>;
+  /** Back to working providers. */
+  reset(): void;
+  close(): Promise<void>;
+}
+
+function bodyOf(req: IncomingMessage): Promise<any> {
+  return new Promise((resolve) => {
+    let text = '';
+    req.on('data', (chunk) => (text += chunk));
+    req.on('end', () => resolve(text ? JSON.parse(text) : null));
+  });
+}
+
+export async function startFakeProviders(): Promise<FakeProviders> {
+  const fake = { knobs: defaultKnobs(), vms: new Map(), sessions: new Map() } as Omit<FakeProviders, 'url' | 'close'>;
+  let next = 0;
+  const server: Server = createServer(async (req, res) => {
+    const send = (status: number, body?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(body === undefined ? undefined : JSON.stringify(body));
+    const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const url = new URL(req.url!, 'http://fake');
+    const body = await bodyOf(req);
+    const vmRoute = /^\/v1\/vms\/([^/]+)$/.exec(url.pathname);
+    const sessionRoute = /^\/v1\/sessions\/([^/]+)\/(output|cancel)$/.exec(url.pathname);
+    const forVmhost = url.pathname.startsWith('/v1/token') || url.pathname.startsWith('/v1/vms');
+    if (token !== (forVmhost ? VMHOST_TOKEN : AGENT_TOKEN)) return send(401, { error: 'bad token' });
+    const { knobs } = fake;
+    if (url.pathname === '/v1/token') return send(200, { permissions: knobs.permissions });
+    if (url.pathname === '/v1/vms' && req.method === 'POST') {
+      if (knobs.createStatus !== 201) return send(knobs.createStatus, { error: 'nope' });
+      const id = `vm-${++next}`;
+      fake.vms.set(id, { polls: 0, destroyed: false, image: body.image });
+      return send(201, { id, status: 'booting' });
+    }
+    if (vmRoute) {
+      const vm = fake.vms.get(vmRoute[1]);
+      if (!vm || vm.destroyed) return send(404, { error: 'no such VM' });
+      if (req.method === 'DELETE') {
+        vm.destroyed = true;
+        return send(204);
+      }
+      vm.polls++;
+      const status = knobs.bootPolls === 'failed' ? 'failed' : vm.polls > knobs.bootPolls ? 'ready' : 'booting';
+      return send(200, { id: vmRoute[1], status });
+    }
+    if (url.pathname === '/v1/sessions' && req.method === 'POST') {
+      const id = `session-${++next}`;
+      fake.sessions.set(id, { reads: 0, canceled: false, prompt: body.prompt, model: body.model });
+      return send(201, { id });
+    }
+    if (sessionRoute) {
+      const session = fake.sessions.get(sessionRoute[1]);
+      if (!session) return send(404, { error: 'no such session' });
+      if (sessionRoute[2] === 'cancel') {
+        session.canceled = true;
+        return send(202, {});
+      }
+      session.reads++;
+      const after = Number(url.searchParams.get('after') ?? 0);
+      const output = knobs.output.map((line, i) => ({ seq: i + 1, ...line })).filter((line) => line.seq > after);
+      const end = knobs.end;
+      if (end === 'hang' || session.canceled || session.reads < 2) return send(200, { state: 'running', output });
+      return send(200, { output, ...end });
+    }
+    if (url.pathname === '/v1/probe') return send(200, knobs.probeOk ? { ok: true, model: 'large-model-1' } : { ok: false, detail: 'model quota exhausted' });
+    send(404, { error: 'unknown path' });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return {
+    ...fake,
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    reset: () => Object.assign(fake.knobs, defaultKnobs()),
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  } as FakeProviders;
+}
