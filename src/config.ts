@@ -16,6 +16,8 @@ export interface Config {
   logLevel: string;
   /** 32 bytes: encryption of stored secrets and signing of session cookies (separate keys derive from it). */
   secretKey: Buffer;
+  /** Keys stored secrets may still be sealed with, after FLOWS_SECRET_KEY changed (until `npm run secrets:reseal`). */
+  previousSecretKeys: Buffer[];
   migrateOnStart: boolean;
   trustProxy: boolean;
   /** FLOWS_SIGNUP=open lets anyone create an owner account at /signup. */
@@ -129,6 +131,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseProvider,
     logLevel,
     secretKey,
+    previousSecretKeys: (env.FLOWS_SECRET_KEY_PREVIOUS ?? '')
+      .split(',')
+      .map((key) => key.trim())
+      .filter(Boolean)
+      .map((key) => parseKey('FLOWS_SECRET_KEY_PREVIOUS', key)),
     migrateOnStart: boolean(env, 'FLOWS_MIGRATE_ON_START', true),
     trustProxy: boolean(env, 'TRUST_PROXY', false),
     signupOpen: signup === 'open',

@@ -49,7 +49,7 @@ export function createDomains({
 }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
 
-  const box = createSecretBox(config.secretKey);
+  const box = createSecretBox(config.secretKey, config.previousSecretKeys);
   const executors: Partial<Record<'local' | 'vmhost', Executor>> = {
     vmhost: createVmhostExecutor({ tenantDb, box, timing: vmhostTiming }),
     ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),

@@ -12,8 +12,13 @@ export interface SecretBox {
   open(sealed: string): string;
 }
 
-export function createSecretBox(secretKey: Buffer): SecretBox {
+/**
+ * Seals with the current key; opens with it or, while secrets are being re-sealed after a key change, with
+ * one of the previous keys (FLOWS_SECRET_KEY_PREVIOUS).
+ */
+export function createSecretBox(secretKey: Buffer, previousKeys: Buffer[] = []): SecretBox {
   const key = deriveKey(secretKey, 'stored secrets');
+  const keys = [key, ...previousKeys.map((previous) => deriveKey(previous, 'stored secrets'))];
   return {
     seal(plain) {
       const iv = randomBytes(12);
@@ -25,9 +30,16 @@ export function createSecretBox(secretKey: Buffer): SecretBox {
       const [version, iv, body] = sealed.split('.');
       if (version !== 'v1' || !iv || !body) throw new Error('not a sealed secret');
       const bytes = Buffer.from(body, 'base64url');
-      const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
-      decipher.setAuthTag(bytes.subarray(bytes.length - 16));
-      return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
+      for (const candidate of keys) {
+        try {
+          const decipher = createDecipheriv('aes-256-gcm', candidate, Buffer.from(iv, 'base64url'));
+          decipher.setAuthTag(bytes.subarray(bytes.length - 16));
+          return Buffer.concat([decipher.update(bytes.subarray(0, bytes.length - 16)), decipher.final()]).toString('utf8');
+        } catch {
+          // another key, or tampered: the next candidate, then the refusal below
+        }
+      }
+      throw new Error('the sealed secret does not open with the configured keys');
     },
   };
 }

@@ -1,6 +1,7 @@
 // Runs on VM-host targets against a fake VM host and a fake agent provider (real HTTP on loopback):
 // the VM is destroyed on every path (success, agent failure, failed or slow boot, provider errors,
 // timeout, stop, and after a crash); diagnostics report each step; no token ever comes back.
+import { createLogger } from '../../src/lib/logger';
 import { INTERRUPTED } from '../../src/runs/runner';
 import { startTestApp, type TestApp } from '../support/app';
 import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
@@ -13,6 +14,7 @@ let bearer: Record<string, string>;
 let connectionId: string;
 let targetId: string;
 const answers: string[] = [];
+const logLines: string[] = [];
 
 async function api(method: string, path: string, body?: unknown, headers = bearer) {
   const res = await call(app, method, path, { headers, body });
@@ -22,7 +24,9 @@ async function api(method: string, path: string, body?: unknown, headers = beare
 
 beforeAll(async () => {
   providers = await startFakeProviders();
-  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 500, pollMs: 10 } });
+  // Every log line the app writes, at the most talkative level, is kept for the secret scan at the end.
+  const logger = createLogger('trace', { write: (line: string) => void logLines.push(line) });
+  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10 }, logger });
   const owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   connectionId = (await api('POST', '/api/v1/vmhost-connections', { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url })).body.id;
@@ -70,7 +74,7 @@ it('runs the agent on a disposable VM, follows its output, and destroys the VM',
 it.each([
   ['the agent fails', () => (providers.knobs.end = { state: 'failed', error: 'tests do not pass' }), 'The agent failed: tests do not pass'],
   ['the VM fails to boot', () => (providers.knobs.bootPolls = 'failed'), 'The run failed on the VM host: the VM failed to boot.'],
-  ['the VM boots too slowly', () => (providers.knobs.bootPolls = 1000), 'The run failed on the VM host: the VM did not boot within 0.5 seconds.'],
+  ['the VM boots too slowly', () => (providers.knobs.bootPolls = 1000), 'The run failed on the VM host: the VM did not boot within 2 seconds.'],
 ])('fails when %s, and destroys the VM', async (_, inject, error) => {
   inject();
   const run = await finished(await runOnVm());
@@ -107,7 +111,8 @@ it('stops a running agent, and times out a hanging one, destroying the VM both t
 it('destroys the VM of a run left active by a crash when the next process starts', async () => {
   providers.knobs.end = 'hang';
   const runId = await runOnVm();
-  for (let i = 0; i < 200 && !(await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).executorRef; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  const running = async () => (await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state === 'running';
+  for (let i = 0; i < 300 && !(await running()); i++) await new Promise((resolve) => setTimeout(resolve, 10));
   const { executorRef } = await app.database.db.run.findUniqueOrThrow({ where: { id: runId } });
   const vmId = executorRef!.split(':').at(-1)!;
   expect(providers.vms.get(vmId)!.destroyed).toBe(false);
@@ -170,9 +175,10 @@ describe('diagnostics', () => {
   });
 });
 
-it('never answers a provider token, in responses or traces', async () => {
+it('never answers a provider token, in responses, traces or log lines', async () => {
   const traces = await app.database.db.runEvent.findMany();
-  const all = answers.join('\n') + JSON.stringify(traces);
+  expect(logLines.length).toBeGreaterThan(50);
+  const all = answers.join('\n') + JSON.stringify(traces) + logLines.join('\n');
   for (const token of [VMHOST_TOKEN, AGENT_TOKEN]) expect(all).not.toContain(token);
 });
 

@@ -220,6 +220,8 @@ describe('backtest', () => {
     const source = await createSource('github');
     const labelIs = (value: string) => ({ all: [{ path: 'payload.label.name', op: 'eq', value }] });
     const job = await api('POST', '/api/v1/jobs', { name: 'Backtested', promptTemplate: 'x', triggers: [{ type: 'webhook', id: 'trg_saved', sourceId: source.id, events: ['issues.*'], conditions: labelIs('agent') }] });
+    // Disabled, so the deliveries below start nothing on their own: a backtest still looks at its triggers.
+    await api('POST', `/api/v1/jobs/${job.body.id}/disable`);
     const activity: string[] = [];
     for (const label of ['agent', 'bug', 'agent']) {
       const body = issueLabeled(label);

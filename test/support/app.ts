@@ -16,6 +16,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     databaseProvider: provider,
     logLevel: 'silent',
     secretKey: randomBytes(32),
+    previousSecretKeys: [],
     migrateOnStart: false,
     trustProxy: false,
     signupOpen: false,
