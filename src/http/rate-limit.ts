@@ -88,18 +88,18 @@ function resolvePolicies(overrides: Partial<Record<PolicyName, Policy>>): Record
   return resolved;
 }
 
-/** Limiters on one store, keys prefixed `<prefix>:`, so policies never share a counter. */
+/**
+ * Limiters on one store, keys prefixed `<prefix>:`, so policies never share a counter. Expired counters
+ * are deleted by the process's own sweep (auth/sweep.ts), not by a timer of the library, which would
+ * outlive the database client it was given.
+ */
 function limiterFactory(db: Db, provider: DatabaseProvider) {
-  // The library's sweep of expired rows ignores the prefix, so one limiter's (unref'd) timer serves all.
-  let sweeps = true;
   return (keyPrefix: string, { points, durationSeconds }: Policy): RateLimiterAbstract => {
     const opts = { keyPrefix, points, duration: durationSeconds };
     if (provider === 'sqlite') return new RateLimiterMemory(opts);
     // Should the database fail, each instance keeps counting in memory rather than letting everything through.
     const insuranceLimiter = new RateLimiterMemory(opts);
-    const limiter = new RateLimiterPrisma({ ...opts, storeClient: db, tableName: 'rateLimit', clearExpiredByTimeout: sweeps, insuranceLimiter });
-    sweeps = false;
-    return limiter;
+    return new RateLimiterPrisma({ ...opts, storeClient: db, tableName: 'rateLimit', clearExpiredByTimeout: false, insuranceLimiter });
   };
 }
 

@@ -92,3 +92,11 @@ it('sweeps records past their grace period and ended sessions, and nothing else'
   expect(await database.db.oidcPayload.findUnique({ where: { type_id: { type: 'DeviceCode', id: 'old' } } })).toBeNull();
   expect(await database.db.oidcPayload.findUnique({ where: { type_id: { type: 'DeviceCode', id: 'fresh' } } })).not.toBeNull();
 });
+
+it('sweeps rate-limit counters of past windows, and keeps the current ones', async () => {
+  const { sweepExpired } = await import('../../src/auth/sweep');
+  const now = new Date();
+  await database.db.rateLimit.createMany({ data: [{ key: 'api:old', points: 3, expire: new Date(now.getTime() - 1000) }, { key: 'api:current', points: 1, expire: new Date(now.getTime() + 60_000) }] });
+  expect((await sweepExpired(database.db, now)).counters).toBe(1);
+  expect((await database.db.rateLimit.findMany()).map((row) => row.key)).toEqual(['api:current']);
+});
