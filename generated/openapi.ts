@@ -950,7 +950,48 @@ export interface paths {
         trace?: never;
     };
 }
-export type webhooks = Record<string, never>;
+export interface webhooks {
+    "run-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A run changed state
+         * @description Sent to subscriptions of `run.queued`, `run.started`, `run.succeeded`, `run.failed`, `run.canceled` and `run.timed_out` when a run enters that state. `data` is the run as `GET /api/v1/runs/{runId}` shows it at that moment. Verify the Standard Webhooks signature before trusting the body; dedupe on `webhook-id`.
+         */
+        post: operations["receiveRunEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "webhook-received-event": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * A webhook delivery was received
+         * @description Sent to subscriptions of `webhook.received` when a signed delivery is recorded as webhook activity, before its triggers decide. Fetch `GET /api/v1/webhook-activity/{activityId}` for the context and decisions.
+         */
+        post: operations["receiveWebhookReceivedEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+}
 export interface components {
     schemas: {
         /**
@@ -2754,6 +2795,92 @@ export interface components {
          */
         EventType: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out" | "webhook.received";
         /**
+         * @description The body of a run event.
+         * @example {
+         *       "type": "run.succeeded",
+         *       "timestamp": "2025-06-04T08:31:45Z",
+         *       "data": {
+         *         "id": "run_2h7d9s4k1x0p",
+         *         "jobId": "job_8f3k2m1q9zt4",
+         *         "invocationId": null,
+         *         "name": "Issue #42: Saving a draft twice crashes the editor",
+         *         "state": "succeeded",
+         *         "trigger": {
+         *           "type": "webhook",
+         *           "id": "trg_issue_labeled"
+         *         },
+         *         "prompt": "Investigate issue",
+         *         "result": {
+         *           "summary": "Debounced the save action and added a regression test."
+         *         },
+         *         "error": null,
+         *         "createdAt": "2025-06-04T08:21:54Z",
+         *         "startedAt": "2025-06-04T08:22:10Z",
+         *         "finishedAt": "2025-06-04T08:31:45Z",
+         *         "replayOf": null
+         *       }
+         *     }
+         */
+        RunEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out";
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            timestamp: string;
+            /** @description The run. */
+            data: components["schemas"]["Run"];
+        };
+        /**
+         * @description The body of a `webhook.received` event.
+         * @example {
+         *       "type": "webhook.received",
+         *       "timestamp": "2025-06-04T08:21:53Z",
+         *       "data": {
+         *         "activityId": "act_4r7v1y6e3q9s",
+         *         "sourceId": "src_9k2p5f8t1c4m",
+         *         "deliveryId": "72d3162e-cc78-11e3-81ab-4c9367dc0958",
+         *         "event": "issues",
+         *         "action": "labeled",
+         *         "receivedAt": "2025-06-04T08:21:53Z"
+         *       }
+         *     }
+         */
+        WebhookReceivedEvent: {
+            /**
+             * @description The event type.
+             * @enum {string}
+             */
+            type: "webhook.received";
+            /**
+             * Format: date-time
+             * @description When the event happened.
+             */
+            timestamp: string;
+            /** @description The recorded delivery. */
+            data: {
+                /** @description The webhook activity record. */
+                activityId: string;
+                /** @description The webhook source. */
+                sourceId: string;
+                /** @description The sender's delivery id. */
+                deliveryId: string;
+                /** @description Event name. */
+                event: string;
+                /** @description Action within the event; null when there is none. */
+                action: string | null;
+                /**
+                 * Format: date-time
+                 * @description When the delivery was received.
+                 */
+                receivedAt: string;
+            };
+        };
+        /**
          * @description A new event subscription.
          * @example {
          *       "url": "https://hooks.acme.example/flows",
@@ -3087,6 +3214,21 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Identifier of the event delivery, the same on every attempt and redelivery; dedupe on it.
+         * @example msg_01m84nz0jkwpt49r39ga6vh94a
+         */
+        webhookIdHeader: string;
+        /**
+         * @description When this attempt was signed, in Unix seconds; refuse old ones to prevent replays.
+         * @example 1795453583
+         */
+        webhookTimestampHeader: string;
+        /**
+         * @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the subscription's secret (the bytes after `whsec_`).
+         * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+         */
+        webhookSignatureHeader: string;
         /**
          * @description Most items to return in one page.
          * @example 50
@@ -6477,6 +6619,96 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    receiveRunEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the event delivery, the same on every attempt and redelivery; dedupe on it.
+                 * @example msg_01m84nz0jkwpt49r39ga6vh94a
+                 */
+                "webhook-id": components["parameters"]["webhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse old ones to prevent replays.
+                 * @example 1795453583
+                 */
+                "webhook-timestamp": components["parameters"]["webhookTimestampHeader"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the subscription's secret (the bytes after `whsec_`).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RunEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the event. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone for good; the subscription is disabled and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+        };
+    };
+    receiveWebhookReceivedEvent: {
+        parameters: {
+            query?: never;
+            header: {
+                /**
+                 * @description Identifier of the event delivery, the same on every attempt and redelivery; dedupe on it.
+                 * @example msg_01m84nz0jkwpt49r39ga6vh94a
+                 */
+                "webhook-id": components["parameters"]["webhookIdHeader"];
+                /**
+                 * @description When this attempt was signed, in Unix seconds; refuse old ones to prevent replays.
+                 * @example 1795453583
+                 */
+                "webhook-timestamp": components["parameters"]["webhookTimestampHeader"];
+                /**
+                 * @description `v1,<base64 HMAC-SHA256 of "{webhook-id}.{webhook-timestamp}.{body}">`, keyed with the subscription's secret (the bytes after `whsec_`).
+                 * @example v1,K5oZfzN95Z9UVu1EsfQmfVNQhnkZ2pj9o9NDN/H/pI4=
+                 */
+                "webhook-signature": components["parameters"]["webhookSignatureHeader"];
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["WebhookReceivedEvent"];
+            };
+        };
+        responses: {
+            /** @description Any 2xx answer within 10 seconds acknowledges the event. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The endpoint is gone for good; the subscription is disabled and nothing more is sent. */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
         };
     };
 }

@@ -5,7 +5,10 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import Ajv2020 from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { Webhook } from 'standardwebhooks';
+import { loadContract } from '../../src/http/contract';
 import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
@@ -77,6 +80,11 @@ it('delivers run and webhook events, signed per Standard Webhooks', async () => 
   const verifier = new Webhook(subscription.signingSecret);
   const events = received.map(({ headers, body: text }) => verifier.verify(text, headers) as { type: string; timestamp: string; data: any });
   expect(events.map((event) => event.type).sort()).toEqual(['run.queued', 'run.started', 'run.succeeded', 'webhook.received']);
+  // Every body is what the contract's `webhooks` section documents.
+  const ajv = addFormats(new Ajv2020({ strict: false }));
+  const schemas = loadContract().inlined.components.schemas;
+  const [runEvent, webhookEvent] = [ajv.compile(schemas.RunEvent), ajv.compile(schemas.WebhookReceivedEvent)];
+  for (const event of events) expect({ type: event.type, valid: (event.type === 'webhook.received' ? webhookEvent : runEvent)(event) }).toEqual({ type: event.type, valid: true });
   const succeeded = events.find((event) => event.type === 'run.succeeded')!;
   expect(succeeded.data).toMatchObject({ jobId: job.id, state: 'succeeded', trigger: { type: 'webhook' }, prompt: 'Build refs/heads/main' });
   expect(events.find((event) => event.type === 'webhook.received')!.data).toMatchObject({ activityId: intake.body.activityId, sourceId: source.id, event: 'push', action: null });
@@ -172,6 +180,7 @@ it('keeps subscriptions to their tenant, shows the secret once, and takes plain 
     ['PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { enabled: false }],
     ['DELETE', `/api/v1/event-subscriptions/${subscription.id}`],
     ['GET', `/api/v1/event-subscriptions/${subscription.id}/deliveries`],
+    ['POST', `/api/v1/event-subscriptions/${subscription.id}/deliveries/dlv_any/redeliver`],
   ] as const) {
     const res = await call(app, method, path, { headers: stranger, body });
     expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);

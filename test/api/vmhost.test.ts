@@ -74,6 +74,7 @@ it('runs the agent on a disposable VM, follows its output, and destroys the VM',
 it.each([
   ['the agent fails', () => (providers.knobs.end = { state: 'failed', error: 'tests do not pass' }), 'The agent failed: tests do not pass'],
   ['the VM fails to boot', () => (providers.knobs.bootPolls = 'failed'), 'The run failed on the VM host: the VM failed to boot.'],
+  ['the VM is lost while booting', () => (providers.knobs.lost = true), 'The run failed on the VM host: reading the VM: the provider answered 404.'],
   ['the VM boots too slowly', () => (providers.knobs.bootPolls = 1000), 'The run failed on the VM host: the VM did not boot within 2 seconds.'],
 ])('fails when %s, and destroys the VM', async (_, inject, error) => {
   inject();
@@ -185,4 +186,45 @@ it('never answers a provider token, in responses, traces or log lines', async ()
 it('refuses a diagnostics request that carries a body other than JSON', async () => {
   const res = await call(app, 'POST', `/api/v1/integrations/vmhost/${connectionId}/diagnostics`, { headers: { ...bearer, 'content-type': 'text/plain' }, raw: 'probe please' });
   expect([res.status, res.body.error.code]).toEqual([415, 'unsupported_media_type']);
+});
+
+it('takes a signed delivery through to a run on a VM and a signed event at a receiver', async () => {
+  const { createServer } = await import('node:http');
+  const { createHmac, randomUUID } = await import('node:crypto');
+  const { Webhook } = await import('standardwebhooks');
+  const request = (await import('supertest')).default;
+  const bodies: { headers: Record<string, string>; body: string }[] = [];
+  const receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (chunk) => (body += chunk));
+    req.on('end', () => {
+      bodies.push({ headers: req.headers as Record<string, string>, body });
+      res.writeHead(204).end();
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (receiver.address() as import('node:net').AddressInfo).port;
+    const subscription = (await api('POST', '/api/v1/event-subscriptions', { url: `http://127.0.0.1:${port}/`, events: ['run.succeeded'] })).body;
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'gh', format: 'github' } })).body;
+    const job = (await api('POST', '/api/v1/jobs', { name: 'Labelled on a VM', executionTargetId: targetId, promptTemplate: 'Fix #{{ payload.issue.number }}', triggers: [{ type: 'webhook', sourceId: source.id, events: ['issues.labeled'] }] })).body;
+    const delivery = JSON.stringify({ action: 'labeled', issue: { number: 9 } });
+    const signature = createHmac('sha256', source.signingSecret).update(delivery).digest('hex');
+    const intake = await request(app.app).post(`/hooks/${source.id}`).set({ 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${signature}` }).send(delivery);
+    expect(intake.status).toBe(202);
+
+    let activity: any;
+    for (let i = 0; i < 200 && !activity?.runIds.length; i++) {
+      activity = (await api('GET', `/api/v1/webhook-activity/${intake.body.activityId}`)).body;
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+    const run = await finished(activity.runIds[0]);
+    expect(run).toMatchObject({ jobId: job.id, state: 'succeeded', prompt: 'Fix #9', trigger: { type: 'webhook' } });
+    for (let i = 0; i < 200 && bodies.length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 20));
+    const event = new Webhook(subscription.signingSecret).verify(bodies[0].body, bodies[0].headers) as { type: string; data: { id: string } };
+    expect([event.type, event.data.id]).toEqual(['run.succeeded', run.id]);
+    expect(allDestroyed()).toBe(true);
+  } finally {
+    receiver.close();
+  }
 });

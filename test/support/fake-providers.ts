@@ -17,6 +17,8 @@ export interface Knobs {
   output: { stream: 'stdout' | 'stderr'; text: string }[];
   end: { state: 'succeeded'; result: Record<string, unknown> } | { state: 'failed'; error: string } | 'hang';
   probeOk: boolean;
+  /** VMs vanish: reading one answers 404. */
+  lost: boolean;
 }
 
 export const defaultKnobs = (): Knobs => ({
@@ -29,6 +31,7 @@ export const defaultKnobs = (): Knobs => ({
   ],
   end: { state: 'succeeded', result: { summary: 'Fixed it', pullRequestUrl: 'https://example.test/pr/7' } },
   probeOk: true,
+  lost: false,
 });
 
 export interface FakeProviders {
@@ -71,7 +74,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     }
     if (vmRoute) {
       const vm = fake.vms.get(vmRoute[1]);
-      if (!vm || vm.destroyed) return send(404, { error: 'no such VM' });
+      if (!vm || vm.destroyed || (knobs.lost && req.method === 'GET')) return send(404, { error: 'no such VM' });
       if (req.method === 'DELETE') {
         vm.destroyed = true;
         return send(204);
