@@ -6,10 +6,10 @@ import { createRequire } from 'node:module';
 
 const require = createRequire(import.meta.url);
 
-export const SOURCES = 20;
-export const JOBS = 20;
+const SOURCES = 20;
+const JOBS = 20;
 /** The most a job may have; 20 × 50 = 1,000 triggers, 50 on each source. */
-export const TRIGGERS_PER_JOB = 50;
+const TRIGGERS_PER_JOB = 50;
 export const PER_SOURCE = (JOBS * TRIGGERS_PER_JOB) / SOURCES;
 export const MATCHING = 5;
 const LABEL = 'agent';
@@ -54,6 +54,30 @@ export function signedDelivery(source) {
     body,
     headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${signature}` },
   };
+}
+
+const UNFINISHED_RUNS = `SELECT count(*) AS n FROM "Run" WHERE state IN ('queued', 'starting', 'running', 'canceling')`;
+
+/**
+ * Resolves once the app has finished with the deliveries it was sent (every one evaluated, every run it
+ * started ended, nothing new recorded for a poll), reading its SQLite file.
+ */
+export async function intakeSettled(file, { pollMs = 250, timeoutMs = 120_000 } = {}) {
+  const Database = require('better-sqlite3');
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const deadline = Date.now() + timeoutMs;
+    let last = -1;
+    for (;;) {
+      const { recorded, evaluated } = intakeActivity(file);
+      if (recorded === last && evaluated === recorded && db.prepare(UNFINISHED_RUNS).get().n === 0) return;
+      if (Date.now() > deadline) throw new Error(`intake: the app did not finish its deliveries within ${timeoutMs / 1000} s`);
+      last = recorded;
+      await new Promise((resolve) => setTimeout(resolve, pollMs));
+    }
+  } finally {
+    db.close();
+  }
 }
 
 /**

@@ -72,8 +72,8 @@ function templateOf(field: string, source: string): CompiledTemplate {
   }
 }
 
-const ajv = new Ajv2020({ strict: false, allErrors: false });
-addFormats(ajv);
+// Made with the first input schema: most servers never see one, and an Ajv instance holds megabytes.
+let ajv: Ajv2020 | undefined;
 
 /** Compiles an invocation trigger's `inputSchema`; the compiled validators are kept by the schema's text. */
 const validators = new Map<string, ValidateFunction>();
@@ -81,6 +81,7 @@ export function inputValidator(schema: Record<string, unknown>): ValidateFunctio
   const key = JSON.stringify(schema);
   let validate = validators.get(key);
   if (!validate) {
+    ajv ??= addFormats(new Ajv2020({ strict: false, allErrors: false }));
     validate = ajv.compile(schema);
     if (validators.size >= 1000) validators.delete(validators.keys().next().value!);
     validators.set(key, validate);

@@ -35,6 +35,8 @@ export function createInProcessQueue(logger: Logger): WorkQueue {
       if (!handler) throw new Error(`no handler for work of kind ${kind}`);
       waiting.add(id);
       const tail = (tails.get(id) ?? Promise.resolve())
+        // After the current turn of the event loop: the answer of the request that queued the work leaves first.
+        .then(() => new Promise((resolve) => setImmediate(resolve)))
         .then(() => {
           waiting.delete(id);
           return handler(payload);
