@@ -16,13 +16,14 @@ interface Operation {
 
 /** Swagger UI's id for an operation's block under each of its tags (`default` when it has none). */
 function expectedBlockIds(): string[] {
-  const contract = parse(readFileSync(path.join(__dirname, '../../openapi/openapi.yaml'), 'utf8')) as { paths: unknown };
-  const operations = Object.values(contract.paths as Record<string, Record<string, Operation>>).flatMap((item) =>
-    METHODS.flatMap((method) => (item[method] ? [item[method]] : [])),
-  );
-  return operations.flatMap(({ operationId, tags = ['default'] }) =>
-    tags.map((tag) => `operations-${tag.replace(/\s/g, '_')}-${operationId}`),
-  );
+  const contract = parse(readFileSync(path.join(__dirname, '../../openapi/openapi.yaml'), 'utf8')) as { paths: unknown; webhooks?: unknown };
+  const operationsOf = (items: unknown) =>
+    Object.values((items ?? {}) as Record<string, Record<string, Operation>>).flatMap((item) => METHODS.flatMap((method) => (item[method] ? [item[method]] : [])));
+  return [
+    ...operationsOf(contract.paths).flatMap(({ operationId, tags = ['default'] }) => tags.map((tag) => `operations-${tag.replace(/\s/g, '_')}-${operationId}`)),
+    // The outbound events of the `webhooks` section have a section of their own.
+    ...operationsOf(contract.webhooks).map(({ operationId }) => `operations-webhooks-${operationId}`),
+  ];
 }
 
 let server: ListeningApp;
