@@ -100,8 +100,8 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
 
   async function attempt({ tenantId, deliveryId }: { tenantId: string; deliveryId: string }) {
     const repo = createEventsRepo(tenantDb(tenantId));
-    const delivery = await tenantDb(tenantId).eventDelivery.findFirst({ where: { id: deliveryId } });
-    if (!delivery || delivery.state !== 'pending') return;
+    const delivery = await repo.findPending(deliveryId);
+    if (!delivery) return;
     const subscription = await repo.findSubscription(delivery.subscriptionId);
     if (!subscription?.enabled) {
       await repo.updateDelivery(delivery.id, { state: 'failed', nextAttemptAt: null });

@@ -31,3 +31,4 @@ export function createConnectionsRepo(db: TenantDb) {
 }
 
 export type ConnectionRow = NonNullable<Awaited<ReturnType<ReturnType<typeof createConnectionsRepo>['find']>>>;
+export type IntegrationRow = NonNullable<Awaited<ReturnType<ReturnType<typeof createConnectionsRepo>['findIntegration']>>>;

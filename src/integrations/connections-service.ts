@@ -6,7 +6,7 @@ import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
-import { createConnectionsRepo, type ConnectionRow } from './connections-repo';
+import { createConnectionsRepo, type ConnectionRow, type IntegrationRow } from './connections-repo';
 
 type ConnectionView = components['schemas']['VmhostConnection'];
 type ConnectionCreate = components['schemas']['VmhostConnectionCreate'];
@@ -39,6 +39,10 @@ function connectionView(row: ConnectionRow): ConnectionView {
     updatedAt: row.updatedAt.toISOString(),
     lastVerifiedAt: row.lastVerifiedAt?.toISOString() ?? null,
   };
+}
+
+function integrationView(row: IntegrationRow): IntegrationView {
+  return { project: row.project, connectionId: row.connectionId, apiBaseUrl: row.apiBaseUrl, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
 
 export function createConnectionsService({ box }: { box: SecretBox }) {
@@ -88,12 +92,12 @@ export function createConnectionsService({ box }: { box: SecretBox }) {
         { project: input.project, connectionId: input.connectionId ?? null, apiBaseUrl: input.apiBaseUrl, tokenCiphertext: box.seal(input.accessToken) },
         newId('agi'),
       );
-      return { project: row.project, connectionId: row.connectionId, apiBaseUrl: row.apiBaseUrl, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+      return integrationView(row);
     },
     async getIntegration(db: TenantDb): Promise<IntegrationView> {
       const row = await createConnectionsRepo(db).findIntegration();
       if (!row) throw new NotFound('No agent integration is saved.');
-      return { project: row.project, connectionId: row.connectionId, apiBaseUrl: row.apiBaseUrl, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
+      return integrationView(row);
     },
     async deleteIntegration(db: TenantDb): Promise<void> {
       if (!(await createConnectionsRepo(db).deleteIntegration())) throw new NotFound('No agent integration is saved.');

@@ -63,12 +63,16 @@ export function withIdentity(inputs: TriggerInput[]): Trigger[] {
   });
 }
 
+/** A template that does not parse or render becomes 400 `invalid_template` (naming `field`); other errors stay. */
+export function asInvalidTemplate(err: unknown, field: string | null): unknown {
+  return err instanceof TemplateProblem ? new InvalidTemplate(field ? `\`${field}\`, ${err.message}` : err.message) : err;
+}
+
 function templateOf(field: string, source: string): CompiledTemplate {
   try {
     return compileTemplate(source);
   } catch (err) {
-    if (err instanceof TemplateProblem) throw new InvalidTemplate(`\`${field}\`, ${err.message}`);
-    throw err;
+    throw asInvalidTemplate(err, field);
   }
 }
 

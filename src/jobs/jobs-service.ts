@@ -8,9 +8,9 @@ import type { TargetsService } from '../integrations/targets-service';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
-import { chainLoop, checkJob, deletedSlug, InvalidTemplate, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
+import { asInvalidTemplate, chainLoop, checkJob, deletedSlug, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
-import { compileTemplate, renderTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
+import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
 export { InvalidTemplate } from './jobs-fns';
 export type { JobRow, JobSettings } from './jobs-repo';
@@ -119,8 +119,7 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
       try {
         return { output: await renderTemplate(compileTemplate(input.template), input.context) };
       } catch (err) {
-        if (err instanceof TemplateProblem) throw new InvalidTemplate(err.message);
-        throw err;
+        throw asInvalidTemplate(err, null);
       }
     },
 
@@ -204,14 +203,9 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
     async render(job: RenderedJob, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {
       const templates = compiledOf(job);
-      const render = async (field: string, template: CompiledTemplate) => {
-        try {
-          return await renderTemplate(template, context);
-        } catch (err) {
-          if (err instanceof TemplateProblem) throw new InvalidTemplate(`\`${field}\`, ${err.message}`);
-          throw err;
-        }
-      };
+      const render = (field: string, template: CompiledTemplate) => renderTemplate(template, context).catch((err) => {
+          throw asInvalidTemplate(err, field);
+        });
       const prompt = given.prompt ?? (await render('promptTemplate', templates.prompt));
       const name = given.name ?? (templates.runName ? (await render('runNameTemplate', templates.runName)).trim() : '');
       return { prompt, name: (name || job.name).slice(0, MAX_RUN_NAME) };

@@ -2,6 +2,7 @@
 // one guarded update (it names the state it moves from), and trace positions are handed out by the run row
 // itself (`traceLength`), so that concurrent writers never take the same `seq`.
 import type { Prisma } from '../../generated/prisma/sqlite/client';
+import { toJson } from '../db/json';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
@@ -36,15 +37,13 @@ export interface RunFilter {
   triggerType?: string;
 }
 
-const json = (value: unknown) => value as Prisma.InputJsonValue;
-
 export function createRunsRepo(db: TenantDb) {
   /** Appends `entries` after the run's last trace event, in one transaction with `change` (when given). */
   async function appendTrace(tx: Pick<TenantDb, 'run' | 'runEvent'>, runId: string, entries: TraceEntry[], change: Prisma.RunUpdateManyMutationInput = {}, from?: RunState) {
     const where = from ? { id: runId, state: from } : { id: runId };
     const { traceLength } = await tx.run.update({ where, data: { ...change, traceLength: { increment: entries.length } }, select: { traceLength: true } });
     const first = traceLength - entries.length + 1;
-    if (entries.length) await tx.runEvent.createMany({ data: entries.map((entry, i) => ({ id: `${runId}:${first + i}`, runId, seq: first + i, type: entry.type, data: json(entry.data) })) as Prisma.RunEventCreateManyInput[] });
+    if (entries.length) await tx.runEvent.createMany({ data: entries.map((entry, i) => ({ id: `${runId}:${first + i}`, runId, seq: first + i, type: entry.type, data: toJson(entry.data) })) as Prisma.RunEventCreateManyInput[] });
   }
 
   return {
@@ -54,10 +53,10 @@ export function createRunsRepo(db: TenantDb) {
         db.run.create({
           data: {
             ...run,
-            inputs: json(run.inputs),
+            inputs: toJson(run.inputs),
             state: 'queued',
             traceLength: trace.length,
-            events: { create: trace.map((entry, i) => ({ id: `${run.id}:${i + 1}`, seq: i + 1, type: entry.type, data: json(entry.data) })) },
+            events: { create: trace.map((entry, i) => ({ id: `${run.id}:${i + 1}`, seq: i + 1, type: entry.type, data: toJson(entry.data) })) },
           } as Prisma.RunUncheckedCreateInput,
         }),
         ...(invocation ? [db.invocation.create({ data: { ...invocation, jobId: run.jobId, runId: run.id } as Prisma.InvocationUncheckedCreateInput })] : []),
@@ -80,7 +79,7 @@ export function createRunsRepo(db: TenantDb) {
 
     /** Moves the run from `from` to `to` (recording the change in its trace); false when it was not in `from`. */
     async move(id: string, from: RunState, to: RunState, extra: { result?: Record<string, unknown>; error?: string } = {}, trace: TraceEntry[] = []): Promise<boolean> {
-      const change = { ...transition(from, to), result: extra.result === undefined ? undefined : json(extra.result), error: extra.error };
+      const change = { ...transition(from, to), result: extra.result === undefined ? undefined : toJson(extra.result), error: extra.error };
       try {
         await db.$transaction((tx) => appendTrace(tx, id, [...trace, { type: 'state_changed', data: { from, to } }], change, from));
         return true;

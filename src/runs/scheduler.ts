@@ -2,6 +2,7 @@
 // claimed in the database (one row per slot, so one instance wins each), the newest one fires if it is
 // recent, and older ones, missed while no instance ran, are recorded as skipped rather than run in a burst.
 import { Cron } from 'croner';
+import type { Prisma } from '../../generated/prisma/sqlite/client';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { RenderedJob } from '../jobs/jobs-service';
@@ -53,7 +54,8 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
 
   async function claim(db: TenantDb, trigger: ScheduledTrigger, slot: Date, state: 'fired' | 'skipped'): Promise<boolean> {
     try {
-      await db.scheduleSlot.create({ data: { jobId: trigger.job.id, triggerId: trigger.id, slot, state } as never });
+      // The tenant-bound client adds tenantId.
+      await db.scheduleSlot.create({ data: { jobId: trigger.job.id, triggerId: trigger.id, slot, state } as Prisma.ScheduleSlotUncheckedCreateInput });
       return true;
     } catch (err) {
       if (isUniqueViolation(err)) return false; // another instance has it

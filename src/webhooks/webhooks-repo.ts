@@ -1,6 +1,7 @@
 // Webhook sources and their activity in the database, through the tenant-bound client. Deleted sources
 // stay as rows (their activity remains readable) and are invisible here.
 import type { Prisma } from '../../generated/prisma/sqlite/client';
+import { toJson } from '../db/json';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 
@@ -21,8 +22,6 @@ export interface Decision {
   error?: string;
 }
 
-const json = (value: unknown) => value as Prisma.InputJsonValue;
-
 export function createWebhooksRepo(db: TenantDb) {
   return {
     createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string }) =>
@@ -38,7 +37,7 @@ export function createWebhooksRepo(db: TenantDb) {
     webhookTriggers: (sourceId: string) =>
       db.trigger.findMany({ where: { sourceId, type: 'webhook', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
 
-    createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: { ...activity, context: json(activity.context), decisions: json([]), runIds: json([]) } as Prisma.WebhookActivityUncheckedCreateInput }),
+    createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: { ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) } as Prisma.WebhookActivityUncheckedCreateInput }),
     findActivity: (id: string) => db.webhookActivity.findFirst({ where: { id } }),
     findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
     listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>
@@ -51,7 +50,7 @@ export function createWebhooksRepo(db: TenantDb) {
         take,
         select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
       }),
-    setOutcome: (id: string, decisions: Decision[], runIds: string[]) => db.webhookActivity.updateMany({ where: { id }, data: { decisions: json(decisions), runIds: json(runIds) } }),
+    setOutcome: (id: string, decisions: Decision[], runIds: string[]) => db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(runIds) } }),
   };
 }
 
