@@ -6,7 +6,8 @@
 // The `intake` row has an app of its own (scripts/bench-intake.mjs sets it up); then the cost of deciding a
 // delivery, measured in process (scripts/bench-intake-eval.mjs), and start-up time and idle memory
 // (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
-// BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there.
+// BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there. Arguments pick parts:
+// `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, startup).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -21,6 +22,11 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
+const PARTS = ['api', 'intake', 'evaluation', 'startup'];
+const picked = process.argv.slice(2);
+const unknown = picked.filter((part) => !PARTS.includes(part));
+if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}: pick from ${PARTS.join(', ')}`);
+const wanted = (part) => picked.length === 0 || picked.includes(part);
 const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-bench-'));
 const children = [];
@@ -115,35 +121,71 @@ async function measure(port, { method = 'GET', path: target, headers = {}, body,
   return { rps: result.requests.average, p99: result.latency.p99, answers, statuses: Object.keys(result.statusCodeStats).join(', ') };
 }
 
-async function main() {
-  const a = await measure((await startServer('sqlite-insert')).port, { method: 'POST', path: '/runs', body: {} });
-  const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
+/** The API rows, on one app. */
+async function measureApi() {
   const app = await startServer('app');
   const bearer = { authorization: `Bearer ${app.bearer}` };
   const job = await createBenchJob(`http://127.0.0.1:${app.port}`, app.bearer);
   let invocations = 0;
   const invocation = () => ({ idempotencyKey: `bench-${++invocations}`, data: { n: 1 } });
   const rows = [
-    ['(a) Express + better-sqlite3 INSERT', a],
-    ['(b) Express + Prisma create', b],
     ['conditions: 5 leaves + CEL, 20 KB payload', await measure(app.port, { method: 'POST', path: '/api/v1/job-conditions/test', headers: bearer, body: { webhook: githubContext(), conditions } })],
     ['GET /api/v1/me, bearer', await measure(app.port, { path: '/api/v1/me', headers: bearer })],
     // Last: the runs it creates fail at dispatch in the background (no execution target), beside the load.
     ['invoke: new idempotency key per request', await measure(app.port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: invocation, status: 202 })],
   ];
-  // A fresh app, without the invocations' background work: each delivery makes 5 runs in the background.
   await stop(app.child);
+  return rows;
+}
+
+/** Resolves after `ms`. */
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+/** How long the evaluation is watched catching up after the intake row. */
+const CATCH_UP_MS = 5_000;
+
+/**
+ * The intake row, on a fresh app of its own: each delivery makes 5 runs in the background. Also answers
+ * the deliveries evaluated during the row and, watched for a few seconds after it, how fast evaluation
+ * catches up once deliveries stop coming.
+ */
+async function measureIntake() {
   const intakeDir = path.join(dir, 'intake');
   mkdirSync(intakeDir);
   const hooks = await startServer('app', intakeDir);
   const source = await setUpIntake(`http://127.0.0.1:${hooks.port}`, hooks.bearer);
   const hooksDb = path.join(intakeDir, 'app.db');
+  let before;
   // Settled after the warm-up: each delivery costs 5 runs, and the ones it leaves in flight (one per
   // connection) would take the row's first seconds.
-  const intake = await measure(hooks.port, { method: 'POST', path: `/hooks/${source.id}`, prepare: () => signedDelivery(source), settle: () => intakeSettled(hooksDb), status: 202 });
-  rows.push(['intake: signed, 1,000 triggers, 5 match', intake]);
-  const activity = intakeActivity(hooksDb);
-  if (activity.wrong) throw new Error(`intake: ${activity.wrong} evaluated deliveries did not decide 5 matches and 45 misses`);
+  const settle = async () => {
+    await intakeSettled(hooksDb);
+    before = intakeActivity(hooksDb);
+  };
+  const row = await measure(hooks.port, { method: 'POST', path: `/hooks/${source.id}`, prepare: () => signedDelivery(source), settle, status: 202 });
+  const after = intakeActivity(hooksDb);
+  await sleep(CATCH_UP_MS);
+  const later = intakeActivity(hooksDb);
+  if (later.wrong) throw new Error(`intake: ${later.wrong} evaluated deliveries did not decide 5 matches and 45 misses`);
+  return {
+    row,
+    duringRow: { recorded: after.recorded - before.recorded, evaluated: after.evaluated - before.evaluated },
+    catchUpPerSecond: (later.evaluated - after.evaluated) / (CATCH_UP_MS / 1000),
+  };
+}
+
+async function main() {
+  const a = await measure((await startServer('sqlite-insert')).port, { method: 'POST', path: '/runs', body: {} });
+  const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
+  const rows = [
+    ['(a) Express + better-sqlite3 INSERT', a],
+    ['(b) Express + Prisma create', b],
+  ];
+  if (wanted('api')) rows.push(...(await measureApi()));
+  let intake;
+  if (wanted('intake')) {
+    intake = await measureIntake();
+    rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
+  }
   // Gone before anything else is measured, with their CPU profiles written (BENCH_CPU_PROF).
   await Promise.all(children.map(stop));
 
@@ -152,11 +194,18 @@ async function main() {
   for (const [name, { rps, p99, answers, statuses }] of rows) {
     console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}  ${answers} × ${statuses}`);
   }
-  console.log(`intake: ${activity.recorded} deliveries recorded (warm-up included), ${activity.evaluated} of them evaluated by the end of the row (5 runs each)`);
-  const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
-  console.log(evaluation.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
-  const startup = await measureStartup();
-  console.log(`start-up: restart ${startup.restartMedianMs} ms (first start ${startup.firstStartMs} ms), idle RSS ${startup.idleRssMb} MB`);
+  if (intake) {
+    const { recorded, evaluated } = intake.duringRow;
+    console.log(`intake: during the row ${recorded} deliveries recorded and ${evaluated} evaluated (5 runs each); after it, evaluation caught up at ${intake.catchUpPerSecond.toFixed(0)} deliveries/s`);
+  }
+  if (wanted('evaluation')) {
+    const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    console.log(evaluation.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
+  }
+  if (wanted('startup')) {
+    const startup = await measureStartup();
+    console.log(`start-up: restart ${startup.restartMedianMs} ms (first start ${startup.firstStartMs} ms), idle RSS ${startup.idleRssMb} MB`);
+  }
 }
 
 main()

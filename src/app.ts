@@ -57,6 +57,7 @@ export interface App {
   runner: Domains['runner'];
   scheduler: Domains['scheduler'];
   events: Domains['events'];
+  webhooks: Domains['webhooks'];
 }
 
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
@@ -139,5 +140,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner, scheduler: domains.scheduler, events: domains.events };
+  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
 }

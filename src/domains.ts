@@ -111,6 +111,8 @@ export function createDomains({
     logger,
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
     sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
+    pendingDeliveries: (after, take) =>
+      db.webhookActivity.findMany({ where: { evaluatedAt: null, id: after === undefined ? undefined : { gt: after } }, orderBy: { id: 'asc' }, take, select: { tenantId: true, id: true } }),
   });
 
   const handlers: HandlerMap = {
@@ -122,7 +124,7 @@ export function createDomains({
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),
   };
-  return { handlers, runner, scheduler, events, intake: intakeRouter(webhooks) };
+  return { handlers, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

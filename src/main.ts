@@ -47,10 +47,11 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app, owners, runner, scheduler, events } = await buildApp({ config, db, logger });
+  const { app, owners, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);
   const recovered = await runner.recover();
   if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
+  webhooks.resumeEvaluation();
   scheduler.start();
   events.start();
   if (!config.localAgent) {

@@ -6,6 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
+import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
@@ -72,16 +73,10 @@ function checkUrl(url: string | undefined) {
 }
 
 export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, now = () => new Date() }: EventsDeps) {
-  const kept = new Map<string, { at: number; rows: SubscriptionRow[] }>();
+  const kept = keptFor<SubscriptionRow[]>(SUBSCRIPTIONS_KEPT_MS);
   let timer: NodeJS.Timeout | null = null;
 
-  async function subscriptionsOf(tenantId: string): Promise<SubscriptionRow[]> {
-    const entry = kept.get(tenantId);
-    if (entry && Date.now() - entry.at < SUBSCRIPTIONS_KEPT_MS) return entry.rows;
-    const rows = await createEventsRepo(tenantDb(tenantId)).enabledSubscriptions();
-    kept.set(tenantId, { at: Date.now(), rows });
-    return rows;
-  }
+  const subscriptionsOf = (tenantId: string) => kept.get(tenantId, () => createEventsRepo(tenantDb(tenantId)).enabledSubscriptions());
 
   const attemptLater = (tenantId: string, deliveryId: string) => queue.enqueue({ kind: 'event-attempt', key: deliveryId, payload: { tenantId, deliveryId } });
 
@@ -132,7 +127,7 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     if (status === 410) {
       // The endpoint says it is gone for good: stop sending it anything.
       await repo.updateSubscription(subscription.id, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' });
-      kept.delete(tenantId);
+      kept.forget(tenantId);
       await repo.updateDelivery(delivery.id, { state: 'failed', attempts, lastStatusCode: status, nextAttemptAt: null });
       await repo.failPendingOf(subscription.id);
       return;
@@ -181,7 +176,7 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
       checkUrl(input.url);
       const signingSecret = newSigningSecret();
       const row = await createEventsRepo(db).createSubscription({ id: newId('sub'), url: input.url, events: input.events, description: input.description ?? null, enabled: input.enabled ?? true, secretCiphertext: box.seal(signingSecret) });
-      kept.delete(tenantId);
+      kept.forget(tenantId);
       return { ...subscriptionView(row), signingSecret };
     },
     async listSubscriptions(db: TenantDb, page: KeysetRequest<string>) {
@@ -194,12 +189,12 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
       checkUrl(patch.url);
       const row = await createEventsRepo(db).updateSubscription(id, { ...patch, ...(patch.enabled ? { disabledReason: null } : {}) });
       if (!row) throw subscriptionNotFound();
-      kept.delete(tenantId);
+      kept.forget(tenantId);
       return subscriptionView(row);
     },
     async deleteSubscription(db: TenantDb, tenantId: string, id: string) {
       if (!(await createEventsRepo(db).deleteSubscription(id))) throw subscriptionNotFound();
-      kept.delete(tenantId);
+      kept.forget(tenantId);
     },
     async listDeliveries(db: TenantDb, subscriptionId: string, page: KeysetRequest<string>) {
       await foundSubscription(db, subscriptionId);

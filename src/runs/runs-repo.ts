@@ -22,6 +22,7 @@ export interface NewRun {
   triggerId: string | null;
   inputs: Record<string, unknown>;
   replayOf?: string;
+  startKey?: string;
 }
 
 export interface NewInvocation {
@@ -66,6 +67,7 @@ export function createRunsRepo(db: TenantDb) {
     deleteInvocation: (id: string) => db.invocation.deleteMany({ where: { id } }),
 
     find: (id: string) => db.run.findFirst({ where: { id } }),
+    findStarted: (jobId: string, startKey: string) => db.run.findFirst({ where: { jobId, startKey }, select: { id: true } }),
 
     list: ({ limit, after }: KeysetRequest<string>, filter: RunFilter) =>
       db.run.findMany({

@@ -105,7 +105,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
         continue;
       }
       try {
-        await startTriggered(db, tenantId, trigger.job, { type: 'run', id: trigger.id }, context);
+        await startTriggered(db, tenantId, trigger.job, { type: 'run', id: trigger.id }, runId, context);
       } catch (err) {
         if (!(err instanceof InvalidTemplate)) throw err;
         logger.warn({ runId, triggerId: trigger.id, error: err.message }, 'a chained run could not be started');
@@ -114,13 +114,28 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   }
 
   /**
-   * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw;
-   * throws InvalidTemplate when the job's templates cannot render with it.
+   * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw, once
+   * per cause: the same trigger and cause again answer the run they started. Throws InvalidTemplate when
+   * the job's templates cannot render with it.
    */
-  async function startTriggered(db: TenantDb, tenantId: string, job: RenderedJob & { slug: string }, trigger: { type: 'webhook' | 'schedule' | 'run'; id: string }, context: Record<string, unknown>): Promise<string> {
+  async function startTriggered(
+    db: TenantDb,
+    tenantId: string,
+    job: RenderedJob & { slug: string },
+    trigger: { type: 'webhook' | 'schedule' | 'run'; id: string },
+    cause: string,
+    context: Record<string, unknown>,
+  ): Promise<string> {
     const { prompt, name } = await jobs.render(job, { ...context, job: { id: job.id, slug: job.slug, name: job.name } });
-    const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, inputs: { context } };
-    return (await create(db, tenantId, run, null)).id;
+    const startKey = `${trigger.type}:${trigger.id}:${cause}`;
+    const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
+    try {
+      return (await create(db, tenantId, run, null)).id;
+    } catch (err) {
+      const first = isUniqueViolation(err) && (await createRunsRepo(db).findStarted(job.id, startKey));
+      if (!first) throw err;
+      return first.id;
+    }
   }
 
   queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));

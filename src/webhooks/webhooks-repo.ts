@@ -22,6 +22,10 @@ export interface Decision {
   error?: string;
 }
 
+/** A delivery as recorded at intake: no decisions yet, waiting for evaluation. */
+const activityRow = (activity: NewActivity) =>
+  ({ ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) }) as Prisma.WebhookActivityUncheckedCreateInput & Prisma.WebhookActivityCreateManyInput;
+
 export function createWebhooksRepo(db: TenantDb) {
   return {
     createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string }) =>
@@ -37,7 +41,10 @@ export function createWebhooksRepo(db: TenantDb) {
     webhookTriggers: (sourceId: string) =>
       db.trigger.findMany({ where: { sourceId, type: 'webhook', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
 
-    createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: { ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) } as Prisma.WebhookActivityUncheckedCreateInput }),
+    createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: activityRow(activity), select: { id: true } }),
+    createActivities: async (activities: NewActivity[]) => {
+      await db.webhookActivity.createMany({ data: activities.map(activityRow) });
+    },
     findActivity: (id: string) => db.webhookActivity.findFirst({ where: { id } }),
     findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
     listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>
@@ -50,7 +57,8 @@ export function createWebhooksRepo(db: TenantDb) {
         take,
         select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
       }),
-    setOutcome: (id: string, decisions: Decision[], runIds: string[]) => db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(runIds) } }),
+    setOutcome: (id: string, decisions: Decision[], runIds: string[], evaluatedAt: Date) =>
+      db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(runIds), evaluatedAt } }),
   };
 }
 

@@ -1,21 +1,25 @@
 // The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
-// (verify, record once, answer at once) and the evaluation of a delivery against the tenant's webhook
-// triggers, which starts the matching runs through the work queue.
+// (verify, record once, answer at once) and the evaluation of recorded deliveries against the tenant's
+// webhook triggers, which starts the matching runs. A delivery waits for evaluation in the database
+// (`evaluatedAt` null), so that none is lost to a restart and a burst is answered before it is evaluated.
 import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
 import { InvalidTemplate, jobView, type JobsService } from '../jobs/jobs-service';
+import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
+import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
+import { createPacing } from '../lib/pacing';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { decide } from '../triggers/conditions-fns';
 import { eventName, matchesEvents, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
-import { createWebhooksRepo, type ActivityRow, type Decision, type SourceRow } from './webhooks-repo';
+import { createWebhooksRepo, type ActivityRow, type Decision, type NewActivity, type SourceRow } from './webhooks-repo';
 
 type SourceView = components['schemas']['WebhookSource'];
 type SourceWithSecret = components['schemas']['WebhookSourceWithSecret'];
@@ -27,6 +31,14 @@ type WebhookTrigger = components['schemas']['WebhookTrigger'] & { id: string; en
 
 const BACKTEST_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 const BACKTEST_MAX = 10_000;
+/** Sources are read again after this long: a secret rotated or a source deleted by another instance. */
+const SOURCES_KEPT_MS = 5_000;
+/** Waiting deliveries read at a time by the evaluation. */
+const PENDING_BATCH = 100;
+/** While deliveries arrive faster than the loop can take, evaluating them takes at most this share of it. */
+const EVALUATION_SHARE = 0.1;
+/** Intake counts as busy for this long after a delivery. */
+const INTAKE_BUSY_MS = 250;
 
 /** A delivery that fails any check gets this one answer: a sender learns nothing about which check failed. */
 export class UnverifiedDelivery extends AppError {
@@ -37,6 +49,8 @@ export class UnverifiedDelivery extends AppError {
 
 const sourceNotFound = () => new NotFound('No such webhook source.');
 
+type LiveSource = SourceRow & { tenantId: string };
+
 export interface WebhooksDeps {
   box: SecretBox;
   baseUrl: URL;
@@ -45,14 +59,25 @@ export interface WebhooksDeps {
   jobs: Pick<JobsService, 'find'>;
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
-  sourceById(id: string): Promise<(SourceRow & { tenantId: string }) | null>;
+  sourceById(id: string): Promise<LiveSource | null>;
+  /** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
+  pendingDeliveries(after: string | undefined, take: number): Promise<{ tenantId: string; id: string }[]>;
   logger: Logger;
   /** A delivery was recorded: outbound events. */
   notify(tenantId: string, delivery: Record<string, unknown>): void;
   now?: () => Date;
 }
 
-export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, logger, notify, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, now = () => new Date() }: WebhooksDeps) {
+  const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
+  let lastIntakeAt = 0;
+  const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
+  // Deliveries arriving together are written with one statement.
+  const recordTogether = batchedBy<{ tenantId: string; activity: NewActivity }>(
+    (item) => item.tenantId,
+    (tenantId, items) => createWebhooksRepo(tenantDb(tenantId)).createActivities(items.map((item) => item.activity)),
+  );
+
   const view = (row: SourceRow): SourceView => ({
     id: row.id,
     name: row.name,
@@ -80,12 +105,48 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     return row;
   }
 
+  /**
+   * The source and its verified delivery, or UnverifiedDelivery. A kept source that refuses the delivery is
+   * read again once: its secret may have been rotated by another instance.
+   */
+  async function verified(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, receivedAt: Date) {
+    for (const reread of [false, true]) {
+      if (reread) sources.forget(sourceId);
+      const source = await sources.get(sourceId, () => sourceById(sourceId));
+      if (!source) break;
+      const delivery = verifyDelivery({ format: source.format as WebhookFormat, secret: box.open(source.secretCiphertext), signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
+      if (delivery !== null) return { source, delivery };
+    }
+    throw new UnverifiedDelivery();
+  }
+
+  /** Records the delivery once: a repeated delivery id answers the first recording. */
+  async function record(tenantId: string, activity: NewActivity): Promise<{ activityId: string; duplicate: boolean }> {
+    try {
+      await recordTogether({ tenantId, activity });
+      return { activityId: activity.id, duplicate: false };
+    } catch (err) {
+      if (!isUniqueViolation(err)) throw err;
+    }
+    // A repeated delivery was in the batch (this one or another): each of its deliveries is written alone.
+    const repo = createWebhooksRepo(tenantDb(tenantId));
+    try {
+      await repo.createActivity(activity);
+      return { activityId: activity.id, duplicate: false };
+    } catch (err) {
+      const first = isUniqueViolation(err) && (await repo.findDelivery(activity.sourceId, activity.deliveryId));
+      if (!first) throw err;
+      logger.info({ sourceId: activity.sourceId, deliveryId: activity.deliveryId }, 'repeated webhook delivery recorded once');
+      return { activityId: first.id, duplicate: true };
+    }
+  }
+
   /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
-  async function evaluate({ tenantId, activityId }: { tenantId: string; activityId: string }) {
+  async function evaluate({ tenantId, id }: { tenantId: string; id: string }) {
     const db = tenantDb(tenantId);
     const repo = createWebhooksRepo(db);
-    const activity = await repo.findActivity(activityId);
-    if (!activity) return;
+    const activity = await repo.findActivity(id);
+    if (!activity || activity.evaluatedAt) return;
     const context = activity.context as Record<string, unknown>;
     const name = eventName(activity.event, activity.action);
     const decisions: Decision[] = [];
@@ -97,7 +158,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const decision: Decision = { jobId: trigger.jobId, triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
       if (outcome.decision === 'match') {
         try {
-          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, context));
+          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context));
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });
@@ -105,10 +166,25 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       }
       decisions.push(decision);
     }
-    await repo.setOutcome(activity.id, decisions, runIds);
+    await repo.setOutcome(activity.id, decisions, runIds, now());
   }
 
-  queue.handle('webhook-delivery', (payload) => evaluate(payload as { tenantId: string; activityId: string }));
+  /**
+   * Evaluates the waiting deliveries, oldest first, paced so that intake keeps answering during a burst
+   * (the burst is recorded; its evaluation catches up after). One that fails stays waiting for the next pass.
+   */
+  async function evaluatePending() {
+    let after: string | undefined;
+    for (let batch = await pendingDeliveries(after, PENDING_BATCH); batch.length > 0; batch = await pendingDeliveries(after, PENDING_BATCH)) {
+      for (const delivery of batch) {
+        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting'));
+        after = delivery.id;
+      }
+    }
+  }
+
+  const evaluateLater = () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} });
+  queue.handle('webhook-evaluation', evaluatePending);
 
   return {
     async createSource(db: TenantDb, input: SourceCreate): Promise<SourceWithSecret> {
@@ -138,6 +214,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const row = await foundSource(db, id);
       const signingSecret = newSigningSecret();
       if ((await createWebhooksRepo(db).setSecret(row.id, box.seal(signingSecret))).count === 0) throw sourceNotFound();
+      sources.forget(row.id);
       return { ...view(row), signingSecret };
     },
 
@@ -147,6 +224,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const using = await repo.triggersUsing(row.id);
       if (using > 0) throw new Conflict('in_use', `${using} job trigger${using === 1 ? '' : 's'} still use${using === 1 ? 's' : ''} this source; change or delete them first.`);
       if ((await repo.deleteSource(row.id)).count === 0) throw sourceNotFound();
+      sources.forget(row.id);
     },
 
     async listActivity(db: TenantDb, page: KeysetRequest<string>, filter: { sourceId?: string }): Promise<ActivityView[]> {
@@ -199,27 +277,21 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
 
     /** Verifies and records a delivery, answering before any trigger evaluates it. */
     async intake(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer): Promise<{ activityId: string; duplicate: boolean }> {
-      const source = await sourceById(sourceId);
-      if (!source) throw new UnverifiedDelivery();
+      lastIntakeAt = Date.now();
       const receivedAt = now();
-      const delivery = verifyDelivery({ format: source.format as WebhookFormat, secret: box.open(source.secretCiphertext), signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
-      if (delivery === null) throw new UnverifiedDelivery();
+      const { source, delivery } = await verified(sourceId, headers, raw, receivedAt);
       if (delivery === 'not_json') throw new InvalidJson('The delivery body must be a JSON object.');
-      const repo = createWebhooksRepo(tenantDb(source.tenantId));
       const context = webhookContext(source, delivery, headers, receivedAt);
-      try {
-        const activity = await repo.createActivity({ id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context });
-        queue.enqueue({ kind: 'webhook-delivery', key: activity.id, payload: { tenantId: source.tenantId, activityId: activity.id } });
-        notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });
-        return { activityId: activity.id, duplicate: false };
-      } catch (err) {
-        if (!isUniqueViolation(err)) throw err;
-        const first = await repo.findDelivery(source.id, delivery.deliveryId);
-        if (!first) throw err;
-        logger.info({ sourceId, deliveryId: delivery.deliveryId }, 'repeated webhook delivery recorded once');
-        return { activityId: first.id, duplicate: true };
-      }
+      const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context };
+      const recorded = await record(source.tenantId, activity);
+      if (recorded.duplicate) return recorded;
+      evaluateLater();
+      notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });
+      return recorded;
     },
+
+    /** Evaluates the deliveries left waiting by a stop or a failure (at start). */
+    resumeEvaluation: evaluateLater,
   };
 }
 
