@@ -1,21 +1,17 @@
 // Rate limits as the running app applies them (registration per address, the API per token), and the
 // secrets of a whole device flow (password, device code, tokens, cookie) never reaching a log line.
-import { Writable } from 'node:stream';
 import * as oauth from 'openid-client';
-import { createLogger } from '../../src/lib/logger';
 import { FormSession } from '../support/form-session';
 import { accessToken, sessionCookie } from '../support/identity';
 import { startListeningApp, type ListeningApp } from '../support/server';
 
 const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const PASSWORD = 'correct horse battery';
-const lines: string[] = [];
 
 let server: ListeningApp;
 
 beforeAll(async () => {
-  const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
-  server = await startListeningApp({}, { policies: { registration: { points: 3, durationSeconds: 60 }, api: { points: 4, durationSeconds: 60 }, apiIp: { points: 12, durationSeconds: 60 }, userCode: { points: 3, durationSeconds: 60 } }, logger: createLogger('trace', sink) });
+  server = await startListeningApp({}, { policies: { registration: { points: 3, durationSeconds: 60 }, api: { points: 4, durationSeconds: 60 }, apiIp: { points: 12, durationSeconds: 60 }, userCode: { points: 3, durationSeconds: 60 } } });
 });
 afterAll(() => server.close());
 
@@ -41,7 +37,7 @@ it('runs the device flow with a password sign-in, and no secret of it reaches th
   await fetch(`${server.url}/api/v1/me`, { headers: { authorization: `Bearer ${tokens.access_token}` } });
   await oauth.refreshTokenGrant(config, tokens.refresh_token!);
 
-  const log = lines.join('');
+  const log = server.app.logLines.join('');
   expect(log).toContain('"path":"/oauth/token"');
   for (const secret of [PASSWORD, device.device_code, device.user_code, tokens.access_token, tokens.refresh_token!, browser.cookie('svc_session')!]) {
     expect(log).not.toContain(secret);
@@ -99,11 +95,10 @@ it('limits user codes tried at /device per address (RFC 8628 section 5.1)', asyn
 
 describe('malformed form bodies', () => {
   it('answers 413 for a form with too many fields, and logs no field of it', async () => {
-    lines.length = 0;
     const body = `email=a%40b.c&password=SuperSecretPw123&${Array.from({ length: 1100 }, (_, i) => `f${i}=1`).join('&')}`;
     const res = await fetch(`${server.url}/login`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', origin: server.url }, body });
     expect(res.status).toBe(413);
-    expect(lines.join('')).not.toContain('SuperSecretPw123');
+    expect(server.app.logLines.join('')).not.toContain('SuperSecretPw123');
   });
 
   it('answers 400 for a body that does not decompress', async () => {
@@ -114,6 +109,6 @@ describe('malformed form bodies', () => {
     });
     expect(res.status).toBe(400);
     expect(((await res.json()) as { error: { code: string } }).error.code).toBe('bad_request');
-    expect(lines.join('')).not.toContain('SuperSecretPw123');
+    expect(server.app.logLines.join('')).not.toContain('SuperSecretPw123');
   });
 });

@@ -1,7 +1,6 @@
 // Runs on VM-host targets against a fake VM host and a fake agent provider (real HTTP on loopback):
 // the VM is destroyed on every path (success, agent failure, failed or slow boot, provider errors,
 // timeout, stop, and after a crash); diagnostics report each step; no token ever comes back.
-import { createLogger } from '../../src/lib/logger';
 import { INTERRUPTED } from '../../src/runs/runner';
 import { startTestApp, type TestApp } from '../support/app';
 import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
@@ -14,7 +13,6 @@ let bearer: Record<string, string>;
 let connectionId: string;
 let targetId: string;
 const answers: string[] = [];
-const logLines: string[] = [];
 
 async function api(method: string, path: string, body?: unknown, headers = bearer) {
   const res = await call(app, method, path, { headers, body });
@@ -24,9 +22,7 @@ async function api(method: string, path: string, body?: unknown, headers = beare
 
 beforeAll(async () => {
   providers = await startFakeProviders();
-  // Every log line the app writes, at the most talkative level, is kept for the secret scan at the end.
-  const logger = createLogger('trace', { write: (line: string) => void logLines.push(line) });
-  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10 }, logger });
+  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10 } });
   const owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   connectionId = (await api('POST', '/api/v1/vmhost-connections', { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url })).body.id;
@@ -178,8 +174,8 @@ describe('diagnostics', () => {
 
 it('never answers a provider token, in responses, traces or log lines', async () => {
   const traces = await app.database.db.runEvent.findMany();
-  expect(logLines.length).toBeGreaterThan(50);
-  const all = answers.join('\n') + JSON.stringify(traces) + logLines.join('\n');
+  expect(app.logLines.length).toBeGreaterThan(50);
+  const all = answers.join('\n') + JSON.stringify(traces) + app.logLines.join('\n');
   for (const token of [VMHOST_TOKEN, AGENT_TOKEN]) expect(all).not.toContain(token);
 });
 

@@ -2,8 +2,9 @@
 import { randomBytes } from 'node:crypto';
 import { buildApp, type App, type AppDeps } from '../../src/app';
 import { DEFAULT_API_RATE_LIMITS, type Config } from '../../src/config';
-import { createLogger } from '../../src/lib/logger';
+import { createSecretBox } from '../../src/lib/secrets';
 import { createTestDatabase, provider, type TestDatabase } from './databases';
+import { createSecretRecorder } from './secret-scan';
 
 export const BASE_URL = 'http://localhost:3000';
 
@@ -30,22 +31,32 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
 export interface TestApp extends App {
   database: TestDatabase;
   config: Config;
+  /** Every line the app logged, at level trace. */
+  logLines: string[];
+  /** Stops the app, then fails when a secret showed in an answer, a log line or a database row (secret-scan.ts). */
   close(): Promise<void>;
 }
 
-export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'logger' | 'now' | 'vmhostTiming'>>;
+export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming'>>;
 
-export async function startTestApp(overrides: Partial<Config> = {}, { policies, logger = createLogger('silent'), now, vmhostTiming }: TestDeps = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, { policies, now, vmhostTiming }: TestDeps = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
-  const built = await buildApp({ config, db: database.db, logger, policies, now, vmhostTiming });
+  const recorder = createSecretRecorder();
+  const built = await buildApp({ config, db: database.db, logger: recorder.logger, policies, now, vmhostTiming });
   return {
     ...built,
+    app: recorder.record(built.app) as typeof built.app,
     database,
     config,
+    logLines: recorder.logLines,
     async close() {
-      await built.runner.shutdown();
-      await database.drop();
+      try {
+        await built.runner.shutdown();
+        await recorder.scan(database.db, createSecretBox(config.secretKey, config.previousSecretKeys));
+      } finally {
+        await database.drop();
+      }
     },
   };
 }

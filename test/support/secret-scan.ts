@@ -1,0 +1,126 @@
+// The suite's secret scan. Every app a test starts records the answers it gives (bodies and headers) and
+// the log lines it writes at the most talkative level; when it closes, no secret it ever held may appear in
+// any of them, nor in any row of its database outside the sealed columns (traces, runs, activity, event
+// payloads). The secrets are the VM-host and agent tokens and the webhook and event signing secrets: those
+// sealed in the database at the end, those a request gave, and those an answer showed once.
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Db } from '../../src/db/client';
+import { createLogger, type Logger } from '../../src/lib/logger';
+import type { SecretBox } from '../../src/lib/secrets';
+import { postgresUrl } from './databases';
+
+/** Answers that show a signing secret, once, by design: create (and rotate) a source or a subscription. */
+const SHOWS_SECRET = /^\/api\/v1\/(webhook-sources(\/[^/]+\/rotate-secret)?|event-subscriptions)$/;
+/** Requests that give a token, and the field it is in. */
+const GIVES_TOKEN: [RegExp, string][] = [
+  [/^\/api\/v1\/vmhost-connections(\/[^/]+)?$/, 'apiToken'],
+  [/^\/api\/v1\/integrations\/agent-integration$/, 'accessToken'],
+];
+/** Shorter values (tests' throwaway `t`) would match by chance. */
+const MIN_SECRET_LENGTH = 8;
+/** One character repeated (tests' length limits) matches filler of the same character by chance. */
+const FILLER = /^(.)\1*$/s;
+
+export interface SecretRecorder {
+  logger: Logger;
+  logLines: string[];
+  /** Wraps the app: every answer it gives is recorded. */
+  record(app: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void;
+  /** Throws when a secret shows anywhere recorded or in the database. */
+  scan(db: Db, box: SecretBox): Promise<void>;
+}
+
+type Chunk = string | Uint8Array;
+
+export function createSecretRecorder(): SecretRecorder {
+  const logLines: string[] = [];
+  const answers: { where: string; text: string }[] = [];
+  const secrets = new Set<string>();
+
+  function remember(value: unknown) {
+    if (typeof value === 'string' && value.length >= MIN_SECRET_LENGTH && !FILLER.test(value)) secrets.add(value);
+  }
+
+  function recordAnswer(method: string, path: string, req: IncomingMessage & { body?: unknown }, res: ServerResponse, text: string) {
+    const given = GIVES_TOKEN.find(([pattern]) => pattern.test(path));
+    if (given && req.body && typeof req.body === 'object') remember((req.body as Record<string, unknown>)[given[1]]);
+    if (method === 'POST' && SHOWS_SECRET.test(path) && res.statusCode < 300) {
+      const body = JSON.parse(text) as Record<string, unknown>;
+      remember(body.signingSecret);
+      delete body.signingSecret;
+      text = JSON.stringify(body);
+    }
+    answers.push({ where: `${method} ${path} → ${res.statusCode}`, text: `${JSON.stringify(res.getHeaders())}\n${text}` });
+  }
+
+  return {
+    logger: createLogger('trace', { write: (line: string) => void logLines.push(line) }),
+    logLines,
+    record: (app) => (req, res) => {
+      const method = req.method ?? 'GET';
+      const path = (req.url ?? '/').split('?')[0];
+      const chunks: Buffer[] = [];
+      const keep = (chunk: unknown) => {
+        if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(Buffer.from(chunk as Chunk));
+      };
+      const { write, end } = res;
+      res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
+        keep(chunk);
+        return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
+      } as typeof res.write;
+      res.end = function (this: ServerResponse, chunk?: unknown, ...rest: unknown[]) {
+        keep(chunk);
+        return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
+      } as typeof res.end;
+      res.once('finish', () => recordAnswer(method, path, req, res, Buffer.concat(chunks).toString('utf8')));
+      app(req, res);
+    },
+    async scan(db, box) {
+      for (const row of [
+        ...(await db.webhookSource.findMany({ select: { secretCiphertext: true } })).map((r) => r.secretCiphertext),
+        ...(await db.eventSubscription.findMany({ select: { secretCiphertext: true } })).map((r) => r.secretCiphertext),
+        ...(await db.vmhostConnection.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
+        ...(await db.agentIntegration.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
+      ]) {
+        remember(openedOrNull(box, row));
+      }
+      if (secrets.size === 0) return;
+      const places = [...answers, ...logLines.map((text, i) => ({ where: `log line ${i + 1}`, text })), ...(await databaseRows(db))];
+      const found: string[] = [];
+      for (const secret of secrets) {
+        const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), secret.replace(/^whsec_/, '')]);
+        for (const { where, text } of places) {
+          const form = [...forms].find((candidate) => text.includes(candidate));
+          if (form) found.push(`${where}: …${text.slice(Math.max(0, text.indexOf(form) - 60), text.indexOf(form)).replace(/\s+/g, ' ')}[a secret]…`);
+        }
+      }
+      if (found.length) throw new Error(`secrets showed where they must not (${found.length}):\n${found.slice(0, 20).join('\n')}`);
+    },
+  };
+}
+
+/** A sealed value opened, or null for a row a test wrote directly with a placeholder. */
+function openedOrNull(box: SecretBox, sealed: string) {
+  try {
+    return box.open(sealed);
+  } catch {
+    return null;
+  }
+}
+
+/** Every row of every table, sealed columns left out, as text. */
+async function databaseRows(db: Db): Promise<{ where: string; text: string }[]> {
+  const tables = await db.$queryRawUnsafe<{ name: string }[]>(
+    postgresUrl
+      ? `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE '\\_prisma%'`
+      : `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_prisma%' ESCAPE '\\'`,
+  );
+  const rows: { where: string; text: string }[] = [];
+  for (const { name } of tables) {
+    for (const row of await db.$queryRawUnsafe<Record<string, unknown>[]>(`SELECT * FROM "${name}"`)) {
+      const open = Object.fromEntries(Object.entries(row).filter(([column]) => !column.endsWith('Ciphertext')));
+      rows.push({ where: `table ${name}`, text: JSON.stringify(open, (_key, value) => (typeof value === 'bigint' ? String(value) : value)) });
+    }
+  }
+  return rows;
+}
