@@ -91,9 +91,10 @@ const conditions = {
  * One row: a warm-up, then the measured run, which must have no errors, no non-2xx answer and, when
  * `status` is given, only that status. `body` may be a function called for every request (a new body each);
  * `prepare`, called for every request instead, answers its `{ headers, body }` (a body already serialized);
- * `settle`, awaited between the warm-up and the run, lets the server finish what the warm-up left it.
+ * `settle`, awaited between the warm-up and the run, lets the server finish what the warm-up left it;
+ * `warmUpRequests` bounds the warm-up to that many requests (2 s otherwise).
  */
-async function measure(port, { method = 'GET', path: target, headers = {}, body, prepare, settle, status }) {
+async function measure(port, { method = 'GET', path: target, headers = {}, body, prepare, settle, status, warmUpRequests }) {
   const json = (value) => JSON.stringify(typeof value === 'function' ? value() : value);
   const setupRequest = prepare
     ? (req) => {
@@ -110,7 +111,7 @@ async function measure(port, { method = 'GET', path: target, headers = {}, body,
     connections: CONNECTIONS,
     timeout: TIMEOUT,
   };
-  await autocannon({ ...options, duration: 2 }); // warm-up: validators compiled, JIT settled
+  await autocannon({ ...options, ...(warmUpRequests ? { amount: warmUpRequests } : { duration: 2 }) }); // warm-up: validators compiled, JIT settled
   await settle?.();
   const result = await autocannon({ ...options, duration: DURATION });
   const answers = Object.values(result.statusCodeStats).reduce((sum, { count }) => sum + count, 0);
@@ -155,13 +156,13 @@ async function measureIntake() {
   const source = await setUpIntake(`http://127.0.0.1:${hooks.port}`, hooks.bearer);
   const hooksDb = path.join(intakeDir, 'app.db');
   let before;
-  // Settled after the warm-up: each delivery costs 5 runs, and the ones it leaves in flight (one per
-  // connection) would take the row's first seconds.
+  // Settled after the warm-up, so that the row starts on an idle app: each delivery costs 5 runs, which
+  // the app makes at a few dozen a second once deliveries stop coming, hence a warm-up of a few hundred.
   const settle = async () => {
     await intakeSettled(hooksDb);
     before = intakeActivity(hooksDb);
   };
-  const row = await measure(hooks.port, { method: 'POST', path: `/hooks/${source.id}`, prepare: () => signedDelivery(source), settle, status: 202 });
+  const row = await measure(hooks.port, { method: 'POST', path: `/hooks/${source.id}`, prepare: () => signedDelivery(source), settle, status: 202, warmUpRequests: 300 });
   const after = intakeActivity(hooksDb);
   await sleep(CATCH_UP_MS);
   const later = intakeActivity(hooksDb);

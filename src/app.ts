@@ -112,6 +112,8 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   // Behind a proxy, only the address it saw is trusted: X-Forwarded-For's earlier entries are the client's to write.
   app.set('trust proxy', config.trustProxy ? 1 : false);
   app.use(requestContext(logger));
+  // Webhook senders are machines: their deliveries need no browser headers and carry no cookies.
+  app.use(domains.intake);
   const https = config.baseUrl.protocol === 'https:';
   app.use(
     helmet({
@@ -128,7 +130,6 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
-  app.use(domains.intake);
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));

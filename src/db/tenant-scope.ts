@@ -2,9 +2,9 @@
 // filter of every read, update and delete, and to the data of every create. One place for the rule, so
 // a repository cannot forget it.
 import type { Db } from './client';
+import { insertRows, type Cell } from './insert-rows';
 
-/** Models owned by a tenant (those with a `tenantId` column that holds tenant data). */
-export const TENANT_MODELS = new Set([
+const TENANT_MODEL_NAMES = [
   'Job',
   'Trigger',
   'ScheduleSlot',
@@ -18,7 +18,10 @@ export const TENANT_MODELS = new Set([
   'AgentIntegration',
   'EventSubscription',
   'EventDelivery',
-]);
+] as const;
+type TenantModel = (typeof TENANT_MODEL_NAMES)[number];
+/** Models owned by a tenant (those with a `tenantId` column that holds tenant data). */
+export const TENANT_MODELS = new Set<string>(TENANT_MODEL_NAMES);
 
 const FILTERED = new Set([
   'findUnique', 'findUniqueOrThrow', 'findFirst', 'findFirstOrThrow', 'findMany', 'count', 'aggregate', 'groupBy',
@@ -43,6 +46,10 @@ export function scopeArgs(operation: string, args: Args, tenantId: string): Args
 export function forTenant(db: Db, tenantId: string) {
   return db.$extends({
     name: 'tenant-scope',
+    client: {
+      /** Rows of a tenant model written with one plain INSERT (insert-rows.ts), each stamped with the tenant. */
+      $insertRows: (model: TenantModel, rows: Record<string, Cell>[]) => insertRows(db, model, rows.map((row) => ({ ...row, tenantId }))),
+    },
     query: {
       $allModels: {
         $allOperations({ model, operation, args, query }) {

@@ -23,8 +23,7 @@ export interface Decision {
 }
 
 /** A delivery as recorded at intake: no decisions yet, waiting for evaluation. */
-const activityRow = (activity: NewActivity) =>
-  ({ ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) }) as Prisma.WebhookActivityUncheckedCreateInput & Prisma.WebhookActivityCreateManyInput;
+const activityRow = (activity: NewActivity) => ({ ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) }) as Prisma.WebhookActivityUncheckedCreateInput;
 
 export function createWebhooksRepo(db: TenantDb) {
   return {
@@ -42,9 +41,12 @@ export function createWebhooksRepo(db: TenantDb) {
       db.trigger.findMany({ where: { sourceId, type: 'webhook', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
 
     createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: activityRow(activity), select: { id: true } }),
-    createActivities: async (activities: NewActivity[]) => {
-      await db.webhookActivity.createMany({ data: activities.map(activityRow) });
-    },
+    /** Deliveries arriving together, in one statement (intake's hot path). */
+    createActivities: (activities: NewActivity[]) =>
+      db.$insertRows(
+        'WebhookActivity',
+        activities.map((activity) => ({ ...activity, context: { json: activity.context }, decisions: { json: [] }, runIds: { json: [] } })),
+      ),
     findActivity: (id: string) => db.webhookActivity.findFirst({ where: { id } }),
     findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
     listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>

@@ -1,5 +1,6 @@
 // The tenant-scoped client is the one path to tenant data: reads, writes and deletes through tenant A's
 // client never see or touch tenant B's rows, and creates are stamped with A.
+import { isUniqueViolation } from '../../src/db/errors';
 import { forTenant, scopeArgs } from '../../src/db/tenant-scope';
 import { newId } from '../../src/lib/ids';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
@@ -21,6 +22,25 @@ describe('forTenant', () => {
     const a = forTenant(database.db, A);
     const created = await a.vmhostConnection.create({ data: { ...connection('mine'), tenantId: B } as any });
     expect(created.tenantId).toBe(A);
+  });
+
+  it('stamps plain multi-row inserts with its tenant, and writes dates and JSON as the client reads them', async () => {
+    const a = forTenant(database.db, A);
+    const source = await a.webhookSource.create({ data: { id: newId('src'), name: 'GitHub', format: 'github', secretCiphertext: 'ciphertext' } as any });
+    const receivedAt = new Date('2026-11-23T08:21:53.123Z');
+    const row = (deliveryId: string) => ({ id: newId('act'), sourceId: source.id, deliveryId, event: 'issues', action: null, receivedAt, context: { json: { payload: { n: 1 } } }, decisions: { json: [] }, runIds: { json: [] }, tenantId: B });
+    await a.$insertRows('WebhookActivity', [row('d1'), row('d2')]);
+
+    const rows = await database.db.webhookActivity.findMany({ where: { sourceId: source.id }, orderBy: { deliveryId: 'asc' } });
+    expect(rows.map((r) => [r.tenantId, r.deliveryId, r.action, r.receivedAt.toISOString(), r.context, r.decisions])).toEqual([
+      [A, 'd1', null, receivedAt.toISOString(), { payload: { n: 1 } }, []],
+      [A, 'd2', null, receivedAt.toISOString(), { payload: { n: 1 } }, []],
+    ]);
+    // Range filters compare what the client wrote with what this statement wrote.
+    expect(await a.webhookActivity.count({ where: { receivedAt: { gte: receivedAt, lte: receivedAt } } })).toBe(2);
+    // A repeated delivery is a unique violation, recognised as one.
+    await expect(a.$insertRows('WebhookActivity', [row('d3'), row('d1')]).catch((err) => isUniqueViolation(err))).resolves.toBe(true);
+    expect(await a.webhookActivity.count({ where: { sourceId: source.id } })).toBe(2);
   });
 
   it('never reads, counts, updates or deletes another tenant\'s rows', async () => {

@@ -112,7 +112,7 @@ function openedOrNull(box: SecretBox, sealed: string) {
 async function databaseRows(db: Db): Promise<{ where: string; text: string }[]> {
   const tables = await db.$queryRawUnsafe<{ name: string }[]>(
     postgresUrl
-      ? `SELECT tablename AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE '\\_prisma%'`
+      ? `SELECT tablename::text AS name FROM pg_tables WHERE schemaname = 'public' AND tablename NOT LIKE '\\_prisma%'`
       : `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' AND name NOT LIKE '\\_prisma%' ESCAPE '\\'`,
   );
   const rows: { where: string; text: string }[] = [];
