@@ -2258,6 +2258,7 @@ export interface components {
          *       "event": "issues",
          *       "action": "labeled",
          *       "receivedAt": "2025-06-04T08:21:53Z",
+         *       "evaluatedAt": "2025-06-04T08:21:53.041Z",
          *       "context": {
          *         "source": {
          *           "id": "src_9k2p5f8t1c4m",
@@ -2343,6 +2344,11 @@ export interface components {
              * @description When the delivery was received.
              */
             receivedAt: string;
+            /**
+             * Format: date-time
+             * @description When the triggers decided on the delivery; null while it waits for evaluation (then `decisions` and `runIds` are empty). During a burst evaluation trails intake and catches up after; a waiting delivery survives a restart.
+             */
+            evaluatedAt: string | null;
             /** @description The prepared webhook context: `source` (`id`, `format`), `event`, `action`, `payload`, `headers` (lower-cased, signature headers dropped), `delivery` (`id`, `receivedAt`). Send it to `POST /api/v1/job-conditions/test` to try conditions. */
             context: {
                 [key: string]: unknown;
@@ -5002,6 +5008,7 @@ export interface operations {
                      *         "event": "issues",
                      *         "action": "labeled",
                      *         "receivedAt": "2025-06-04T08:21:53Z",
+                     *         "evaluatedAt": "2025-06-04T08:21:53.041Z",
                      *         "context": {
                      *           "source": {
                      *             "id": "src_9k2p5f8t1c4m",
@@ -5114,6 +5121,7 @@ export interface operations {
                      *       "event": "issues",
                      *       "action": "labeled",
                      *       "receivedAt": "2025-06-04T08:21:53Z",
+                     *       "evaluatedAt": "2025-06-04T08:21:53.041Z",
                      *       "context": {
                      *         "source": {
                      *           "id": "src_9k2p5f8t1c4m",

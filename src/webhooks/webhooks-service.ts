@@ -94,6 +94,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     event: row.event,
     action: row.action,
     receivedAt: row.receivedAt.toISOString(),
+    evaluatedAt: row.evaluatedAt?.toISOString() ?? null,
     context: row.context as ActivityView['context'],
     decisions: row.decisions as ActivityView['decisions'],
     runIds: row.runIds as string[],

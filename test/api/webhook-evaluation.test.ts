@@ -41,11 +41,12 @@ function githubDelivery(secret: string, deliveryId = randomUUID(), number = 42) 
 
 const activity = async (id: string) => (await call(app, 'GET', `/api/v1/webhook-activity/${id}`, { headers: bearer })).body;
 
+/** The activity once its triggers have decided (`evaluatedAt` set). */
 async function evaluated(id: string) {
   for (let i = 0; i < 200; i++) {
-    await app.runner.idle();
-    const row = await app.database.db.webhookActivity.findFirst({ where: { id }, select: { evaluatedAt: true } });
-    if (row?.evaluatedAt) return activity(id);
+    const row = await activity(id);
+    if (row.evaluatedAt) return row;
+    expect([row.decisions, row.runIds]).toEqual([[], []]); // waiting: nothing decided yet
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
   throw new Error(`activity ${id} was never evaluated`);
