@@ -25,7 +25,7 @@ const { decide } = dist('src/triggers/conditions-fns.js');
 const { createWebhooksRepo } = dist('src/webhooks/webhooks-repo.js');
 const { forTenant } = dist('src/db/tenant-scope.js');
 
-/** The loop of `evaluate` in src/webhooks/webhooks-service.ts, without its database calls. */
+/** The loop of `evaluate` in src/webhooks/webhooks-evaluation.ts, without its database calls. */
 function decideDelivery(triggers, context) {
   const name = eventName(context.event, context.action);
   let decided = 0;

@@ -1,25 +1,23 @@
 // The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
-// (verify, record once, answer at once) and the evaluation of recorded deliveries against the tenant's
-// webhook triggers, which starts the matching runs. A delivery waits for evaluation in the database
-// (`evaluatedAt` null), so that none is lost to a restart and a burst is answered before it is evaluated.
+// (verify, record once, answer at once, evaluate after: webhooks-evaluation.ts), activity and backtest.
 import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
-import { InvalidTemplate, jobView, type JobsService } from '../jobs/jobs-service';
+import { jobView, type JobsService } from '../jobs/jobs-service';
 import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
-import { createPacing } from '../lib/pacing';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { decide } from '../triggers/conditions-fns';
 import { eventName, matchesEvents, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
-import { createWebhooksRepo, type ActivityRow, type Decision, type NewActivity, type SourceRow } from './webhooks-repo';
+import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
+import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
 
 type SourceView = components['schemas']['WebhookSource'];
 type SourceWithSecret = components['schemas']['WebhookSourceWithSecret'];
@@ -33,11 +31,7 @@ const BACKTEST_WINDOW_MS = 7 * 24 * 60 * 60 * 1000;
 const BACKTEST_MAX = 10_000;
 /** Sources are read again after this long: a secret rotated or a source deleted by another instance. */
 const SOURCES_KEPT_MS = 5_000;
-/** Waiting deliveries read at a time by the evaluation. */
-const PENDING_BATCH = 100;
-/** While deliveries arrive faster than the loop can take, evaluating them takes at most this share of it. */
-const EVALUATION_SHARE = 0.1;
-/** Intake counts as busy for this long after a delivery. */
+/** Intake counts as busy for this long after a delivery (evaluation yields to it). */
 const INTAKE_BUSY_MS = 250;
 
 /** A delivery that fails any check gets this one answer: a sender learns nothing about which check failed. */
@@ -60,8 +54,7 @@ export interface WebhooksDeps {
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<LiveSource | null>;
-  /** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
-  pendingDeliveries(after: string | undefined, take: number): Promise<{ tenantId: string; id: string }[]>;
+  pendingDeliveries: PendingDeliveries;
   logger: Logger;
   /** A delivery was recorded: outbound events. */
   notify(tenantId: string, delivery: Record<string, unknown>): void;
@@ -71,7 +64,7 @@ export interface WebhooksDeps {
 export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
-  const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
+  const evaluation = createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliveries, logger, now, intakeBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
   // Deliveries arriving together are written with one statement.
   const recordTogether = batchedBy<{ tenantId: string; activity: NewActivity }>(
     (item) => item.tenantId,
@@ -141,51 +134,6 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       return { activityId: first.id, duplicate: true };
     }
   }
-
-  /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
-  async function evaluate({ tenantId, id }: { tenantId: string; id: string }) {
-    const db = tenantDb(tenantId);
-    const repo = createWebhooksRepo(db);
-    const activity = await repo.findActivity(id);
-    if (!activity || activity.evaluatedAt) return;
-    const context = activity.context as Record<string, unknown>;
-    const name = eventName(activity.event, activity.action);
-    const decisions: Decision[] = [];
-    const runIds: string[] = [];
-    for (const trigger of await repo.webhookTriggers(activity.sourceId)) {
-      const config = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
-      if (!matchesEvents(config.events, name)) continue;
-      const outcome = decide(config.conditions, context);
-      const decision: Decision = { jobId: trigger.jobId, triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
-      if (outcome.decision === 'match') {
-        try {
-          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context));
-        } catch (err) {
-          if (!(err instanceof InvalidTemplate)) throw err;
-          Object.assign(decision, { decision: 'error', error: err.message });
-        }
-      }
-      decisions.push(decision);
-    }
-    await repo.setOutcome(activity.id, decisions, runIds, now());
-  }
-
-  /**
-   * Evaluates the waiting deliveries, oldest first, paced so that intake keeps answering during a burst
-   * (the burst is recorded; its evaluation catches up after). One that fails stays waiting for the next pass.
-   */
-  async function evaluatePending() {
-    let after: string | undefined;
-    for (let batch = await pendingDeliveries(after, PENDING_BATCH); batch.length > 0; batch = await pendingDeliveries(after, PENDING_BATCH)) {
-      for (const delivery of batch) {
-        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting'));
-        after = delivery.id;
-      }
-    }
-  }
-
-  const evaluateLater = () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} });
-  queue.handle('webhook-evaluation', evaluatePending);
 
   return {
     async createSource(db: TenantDb, input: SourceCreate): Promise<SourceWithSecret> {
@@ -286,13 +234,13 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context };
       const recorded = await record(source.tenantId, activity);
       if (recorded.duplicate) return recorded;
-      evaluateLater();
+      evaluation.soon();
       notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });
       return recorded;
     },
 
     /** Evaluates the deliveries left waiting by a stop or a failure (at start). */
-    resumeEvaluation: evaluateLater,
+    resumeEvaluation: evaluation.soon,
   };
 }
 

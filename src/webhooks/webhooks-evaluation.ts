@@ -1,0 +1,85 @@
+// Evaluation of recorded webhook deliveries: every candidate trigger (its events match) decides on the
+// delivery's context, the matching ones start a run (once per trigger and delivery), and the decisions are
+// saved with the time. Deliveries wait in the database (`evaluatedAt` null) and are evaluated oldest first,
+// paced so that intake keeps answering during a burst; a restart takes the waiting ones up again.
+import type { TenantDb } from '../db/tenant-scope';
+import { InvalidTemplate } from '../jobs/jobs-service';
+import type { Logger } from '../lib/logger';
+import { createPacing } from '../lib/pacing';
+import type { WorkQueue } from '../lib/work-queue';
+import type { RunsService } from '../runs/runs-service';
+import { decide } from '../triggers/conditions-fns';
+import { eventName, matchesEvents } from './webhooks-fns';
+import { createWebhooksRepo, type Decision } from './webhooks-repo';
+
+/** Waiting deliveries read at a time. */
+const PENDING_BATCH = 100;
+/** While deliveries arrive faster than the loop can take, evaluating them takes at most this share of it. */
+const EVALUATION_SHARE = 0.1;
+
+/** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
+export type PendingDeliveries = (after: string | undefined, take: number) => Promise<{ tenantId: string; id: string }[]>;
+
+export interface EvaluationDeps {
+  queue: WorkQueue;
+  runs: Pick<RunsService, 'startTriggered'>;
+  tenantDb: (tenantId: string) => TenantDb;
+  pendingDeliveries: PendingDeliveries;
+  /** Whether intake is answering deliveries: evaluation yields to it. */
+  intakeBusy(): boolean;
+  logger: Logger;
+  now: () => Date;
+}
+
+export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliveries, intakeBusy, logger, now }: EvaluationDeps) {
+  const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: intakeBusy });
+
+  /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
+  async function evaluate({ tenantId, id }: { tenantId: string; id: string }) {
+    const db = tenantDb(tenantId);
+    const repo = createWebhooksRepo(db);
+    const activity = await repo.findActivity(id);
+    if (!activity || activity.evaluatedAt) return;
+    const context = activity.context as Record<string, unknown>;
+    const name = eventName(activity.event, activity.action);
+    const decisions: Decision[] = [];
+    const runIds: string[] = [];
+    for (const trigger of await repo.webhookTriggers(activity.sourceId)) {
+      const config = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
+      if (!matchesEvents(config.events, name)) continue;
+      const outcome = decide(config.conditions, context);
+      const decision: Decision = { jobId: trigger.jobId, triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
+      if (outcome.decision === 'match') {
+        try {
+          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context));
+        } catch (err) {
+          if (!(err instanceof InvalidTemplate)) throw err;
+          Object.assign(decision, { decision: 'error', error: err.message });
+        }
+      }
+      decisions.push(decision);
+    }
+    await repo.setOutcome(activity.id, decisions, runIds, now());
+  }
+
+  /**
+   * Evaluates the waiting deliveries, oldest first, paced so that intake keeps answering during a burst
+   * (the burst is recorded; its evaluation catches up after). One that fails stays waiting for the next pass.
+   */
+  async function evaluatePending() {
+    let after: string | undefined;
+    for (let batch = await pendingDeliveries(after, PENDING_BATCH); batch.length > 0; batch = await pendingDeliveries(after, PENDING_BATCH)) {
+      for (const delivery of batch) {
+        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting'));
+        after = delivery.id;
+      }
+    }
+  }
+
+  queue.handle('webhook-evaluation', evaluatePending);
+
+  return {
+    /** Evaluates the waiting deliveries soon: a new one was recorded, or a stop left some. */
+    soon: () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} }),
+  };
+}
