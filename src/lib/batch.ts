@@ -8,10 +8,13 @@ export function batchedBy<T>(keyOf: (item: T) => string, write: (key: string, it
     const batch = open.get(key);
     if (!batch) return;
     open.delete(key);
-    write(key, batch.items).then(
-      () => batch.settle.forEach(({ resolve }) => resolve()),
-      (err: unknown) => batch.settle.forEach(({ reject }) => reject(err)),
-    );
+    // Through a promise even when `write` throws at once, so that every caller settles.
+    Promise.resolve()
+      .then(() => write(key, batch.items))
+      .then(
+        () => batch.settle.forEach(({ resolve }) => resolve()),
+        (err: unknown) => batch.settle.forEach(({ reject }) => reject(err)),
+      );
   }
 
   return (item) =>

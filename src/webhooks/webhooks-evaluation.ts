@@ -16,6 +16,8 @@ import { createWebhooksRepo, type Decision } from './webhooks-repo';
 const PENDING_BATCH = 100;
 /** While deliveries arrive faster than the loop can take, evaluating them takes at most this share of it. */
 const EVALUATION_SHARE = 0.1;
+/** A pass in which some delivery failed is followed by another after this long. */
+const RETRY_MS = 30_000;
 
 /** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
 export type PendingDeliveries = (after: string | undefined, take: number) => Promise<{ tenantId: string; id: string }[]>;
@@ -68,18 +70,25 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
    */
   async function evaluatePending() {
     let after: string | undefined;
+    let failed = 0;
     for (let batch = await pendingDeliveries(after, PENDING_BATCH); batch.length > 0; batch = await pendingDeliveries(after, PENDING_BATCH)) {
       for (const delivery of batch) {
-        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting'));
+        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => {
+          failed++;
+          logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting');
+        });
         after = delivery.id;
       }
     }
+    // A failure may be passing (a busy database): the next pass comes without waiting for a new delivery.
+    if (failed) setTimeout(soon, RETRY_MS).unref();
   }
 
+  const soon = () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} });
   queue.handle('webhook-evaluation', evaluatePending);
 
   return {
     /** Evaluates the waiting deliveries soon: a new one was recorded, or a stop left some. */
-    soon: () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} }),
+    soon,
   };
 }

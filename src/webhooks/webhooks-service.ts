@@ -3,6 +3,7 @@
 import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
+import { containsNul } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
 import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
 import { jobView, type JobsService } from '../jobs/jobs-service';
@@ -119,10 +120,10 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     try {
       await recordTogether({ tenantId, activity });
       return { activityId: activity.id, duplicate: false };
-    } catch (err) {
-      if (!isUniqueViolation(err)) throw err;
+    } catch {
+      // A repeated delivery (this one or another) or a row the database refused was in the batch: each of
+      // its deliveries is written alone, so that only the one at fault fails.
     }
-    // A repeated delivery was in the batch (this one or another): each of its deliveries is written alone.
     const repo = createWebhooksRepo(tenantDb(tenantId));
     try {
       await repo.createActivity(activity);
@@ -230,6 +231,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const receivedAt = now();
       const { source, delivery } = await verified(sourceId, headers, raw, receivedAt);
       if (delivery === 'not_json') throw new InvalidJson('The delivery body must be a JSON object.');
+      if (containsNul(delivery.payload)) throw new InvalidJson('The delivery body holds a NUL character (\\u0000), which cannot be stored.');
       const context = webhookContext(source, delivery, headers, receivedAt);
       const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context };
       const recorded = await record(source.tenantId, activity);

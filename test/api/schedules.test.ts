@@ -2,11 +2,9 @@
 // many schedulers tick (instances share the database); slots missed while nothing ran are recorded as
 // skipped, not fired in a burst; the run sees `data` and `schedule`.
 import { agentCommand } from '../support/agent';
-import { startTestApp, type TestApp } from '../support/app';
+import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
-import { buildApp } from '../../src/app';
-import { createLogger } from '../../src/lib/logger';
 
 let clock = new Date();
 let app: TestApp;
@@ -43,11 +41,11 @@ it('fires each slot once, in its time zone, with data and the slot in the contex
   expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
   clock = new Date(slot.getTime() + 5000);
   // A second app on the same database stands for another instance: the slot fires once.
-  const other = await buildApp({ config: app.config, db: app.database.db, logger: createLogger('silent'), now: () => clock });
+  const other = await startOtherInstance(app, { now: () => clock });
   const [a, b] = await Promise.all([app.scheduler.tick(), other.scheduler.tick()]);
   expect(a.fired + b.fired).toBe(1);
   await other.runner.idle();
-  await other.runner.shutdown();
+  await other.close();
   expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
 
   const slots = await slotsOf(job.id);

@@ -3,9 +3,7 @@
 // a source kept by one instance sees another instance's secret rotation at the next delivery.
 import { createHmac, randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { buildApp } from '../../src/app';
-import { createLogger } from '../../src/lib/logger';
-import { startTestApp, type TestApp } from '../support/app';
+import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
 
@@ -84,6 +82,21 @@ describe('deliveries arriving together', () => {
   });
 });
 
+describe('a delivery the database could not store', () => {
+  it('is refused alone, while the deliveries beside it are recorded', async () => {
+    const { source } = await sourceWithJob();
+    const good = githubDelivery(source.signingSecret);
+    const body = JSON.stringify({ action: 'labeled', issue: { number: 1, title: 'bad \u0000 byte' } });
+    const bad = { body, headers: { ...good.headers, 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${createHmac('sha256', source.signingSecret).update(body).digest('hex')}` } };
+    const [recorded, refused] = await Promise.allSettled([good, bad].map(({ body, headers }) => app.webhooks.intake(source.id, headers, Buffer.from(body))));
+    expect(recorded).toMatchObject({ status: 'fulfilled', value: { duplicate: false } });
+    expect(refused).toMatchObject({ status: 'rejected', reason: { status: 400, code: 'invalid_json' } });
+    const res = await request(app.app).post(`/hooks/${source.id}`).set(bad.headers).send(bad.body);
+    expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
+    expect(await app.database.db.webhookActivity.count({ where: { sourceId: source.id } })).toBe(1);
+  });
+});
+
 describe('a delivery left waiting by a stop', () => {
   it('is evaluated at the next start', async () => {
     const { source, job } = await sourceWithJob();
@@ -119,7 +132,7 @@ describe('a delivery left waiting by a stop', () => {
 
 describe('sources kept by an instance', () => {
   it('see a secret rotated by another instance at the next delivery', async () => {
-    const other = await buildApp({ config: app.config, db: app.database.db, logger: createLogger('silent') });
+    const other = await startOtherInstance(app);
     try {
       const { source } = await sourceWithJob();
       const before = githubDelivery(source.signingSecret);
@@ -132,7 +145,7 @@ describe('sources kept by an instance', () => {
       const refused = await request(other.app).post(`/hooks/${source.id}`).set(stale.headers).send(stale.body);
       expect([refused.status, refused.body.error.code]).toEqual([401, 'invalid_signature']);
     } finally {
-      await other.runner.shutdown();
+      await other.close();
     }
   });
 });

@@ -39,6 +39,23 @@ export interface TestApp extends App {
 
 export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming'>>;
 
+/**
+ * Another instance of `app` on the same database (with its own clock if given), its answers and log lines
+ * scanned for secrets when it closes.
+ */
+export async function startOtherInstance(app: TestApp, { now }: Pick<TestDeps, 'now'> = {}) {
+  const recorder = createSecretRecorder();
+  const built = await buildApp({ config: app.config, db: app.database.db, logger: recorder.logger, now });
+  return {
+    ...built,
+    app: recorder.record(built.app) as typeof built.app,
+    async close() {
+      await built.runner.shutdown();
+      await recorder.scan(app.database.db, createSecretBox(app.config.secretKey, app.config.previousSecretKeys));
+    },
+  };
+}
+
 export async function startTestApp(overrides: Partial<Config> = {}, { policies, now, vmhostTiming }: TestDeps = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });

@@ -41,16 +41,16 @@ export function createSecretRecorder(): SecretRecorder {
     if (typeof value === 'string' && value.length >= MIN_SECRET_LENGTH && !FILLER.test(value)) secrets.add(value);
   }
 
-  function recordAnswer(method: string, path: string, req: IncomingMessage & { body?: unknown }, res: ServerResponse, text: string) {
+  function recordAnswer(method: string, path: string, req: IncomingMessage & { body?: unknown }, res: ServerResponse, headers: string, text: string) {
     const given = GIVES_TOKEN.find(([pattern]) => pattern.test(path));
     if (given && req.body && typeof req.body === 'object') remember((req.body as Record<string, unknown>)[given[1]]);
-    if (method === 'POST' && SHOWS_SECRET.test(path) && res.statusCode < 300) {
+    if (method === 'POST' && SHOWS_SECRET.test(path) && res.statusCode < 300 && res.writableFinished) {
       const body = JSON.parse(text) as Record<string, unknown>;
       remember(body.signingSecret);
       delete body.signingSecret;
       text = JSON.stringify(body);
     }
-    answers.push({ where: `${method} ${path} → ${res.statusCode}`, text: `${JSON.stringify(res.getHeaders())}\n${text}` });
+    answers.push({ where: `${method} ${path} → ${res.statusCode}`, text: `${JSON.stringify(res.getHeaders())}${headers}\n${text}` });
   }
 
   return {
@@ -63,7 +63,13 @@ export function createSecretRecorder(): SecretRecorder {
       const keep = (chunk: unknown) => {
         if (chunk !== undefined && chunk !== null && typeof chunk !== 'function') chunks.push(Buffer.from(chunk as Chunk));
       };
-      const { write, end } = res;
+      let written = '';
+      const { write, end, writeHead } = res;
+      // Headers given to writeHead directly never show in getHeaders().
+      res.writeHead = function (this: ServerResponse, ...args: unknown[]) {
+        written += JSON.stringify(args.filter((arg) => typeof arg === 'object'));
+        return (writeHead as (...a: unknown[]) => ServerResponse).apply(this, args);
+      } as typeof res.writeHead;
       res.write = function (this: ServerResponse, chunk: unknown, ...rest: unknown[]) {
         keep(chunk);
         return (write as (...args: unknown[]) => boolean).call(this, chunk, ...rest);
@@ -72,7 +78,15 @@ export function createSecretRecorder(): SecretRecorder {
         keep(chunk);
         return (end as (...args: unknown[]) => ServerResponse).call(this, chunk, ...rest);
       } as typeof res.end;
-      res.once('finish', () => recordAnswer(method, path, req, res, Buffer.concat(chunks).toString('utf8')));
+      // Once, when it finished or, for an answer cut short, when it closed.
+      let recorded = false;
+      const recordOnce = () => {
+        if (recorded) return;
+        recorded = true;
+        recordAnswer(method, path, req, res, written, Buffer.concat(chunks).toString('utf8'));
+      };
+      res.once('finish', recordOnce);
+      res.once('close', recordOnce);
       app(req, res);
     },
     async scan(db, box) {

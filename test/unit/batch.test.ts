@@ -32,6 +32,18 @@ describe('batchedBy', () => {
     await expect(record(3)).resolves.toBeUndefined();
   });
 
+  it('settles every caller when the writer throws before returning a promise', async () => {
+    const record = batchedBy<number>(
+      () => 'k',
+      () => {
+        throw new Error('thrown at once');
+      },
+      { max: 2 },
+    );
+    const outcomes = await Promise.allSettled([record(1), record(2), record(3)]);
+    expect(outcomes.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected']);
+  });
+
   it('writes a full batch at once', async () => {
     const sizes: number[] = [];
     const record = batchedBy<number>(
