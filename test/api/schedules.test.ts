@@ -31,11 +31,15 @@ const slotsOf = (jobId: string) => app.database.db.scheduleSlot.findMany({ where
 
 it('fires each slot once, in its time zone, with data and the slot in the context', async () => {
   const job = await scheduledJob({ cron: '30 9 * * *', timezone: 'Europe/Berlin', data: { task: 'deps' } });
-  // 09:30 in Berlin on the day after the job was saved (UTC+1 in winter, +2 in summer).
-  const day = new Date(job.saved.getTime() + 24 * 3600 * 1000).toISOString().slice(0, 10);
-  const berlinOffset = new Intl.DateTimeFormat('en', { timeZone: 'Europe/Berlin', timeZoneName: 'shortOffset' }).formatToParts(new Date(`${day}T12:00:00Z`)).find((p) => p.type === 'timeZoneName')!.value;
-  const hours = Number(/GMT([+-]\d+)/.exec(berlinOffset)![1]);
-  const slot = new Date(`${day}T${String(9 - hours).padStart(2, '0')}:30:00.000Z`);
+  // The first 09:30 in Berlin after the job was saved (UTC+1 in winter, +2 in summer): that day's, or the next day's.
+  const berlinSlot = (day: string) => {
+    const offset = new Intl.DateTimeFormat('en', { timeZone: 'Europe/Berlin', timeZoneName: 'shortOffset' }).formatToParts(new Date(`${day}T12:00:00Z`)).find((p) => p.type === 'timeZoneName')!.value;
+    const hours = Number(/GMT([+-]\d+)/.exec(offset)![1]);
+    return new Date(`${day}T${String(9 - hours).padStart(2, '0')}:30:00.000Z`);
+  };
+  const dayOf = (ms: number) => new Date(ms).toISOString().slice(0, 10);
+  let slot = berlinSlot(dayOf(job.saved.getTime()));
+  if (slot <= job.saved) slot = berlinSlot(dayOf(job.saved.getTime() + 24 * 3600 * 1000));
 
   clock = new Date(slot.getTime() - 1000);
   expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
