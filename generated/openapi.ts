@@ -1859,7 +1859,17 @@ export interface components {
          *           "decisions": [
          *             {
          *               "triggerId": "trg_issue_labeled",
-         *               "decision": "match"
+         *               "decision": "match",
+         *               "details": [
+         *                 {
+         *                   "part": "all",
+         *                   "path": "payload.label.name",
+         *                   "op": "eq",
+         *                   "expected": "agent",
+         *                   "actual": "agent",
+         *                   "result": true
+         *                 }
+         *               ]
          *             }
          *           ]
          *         },
@@ -1871,7 +1881,16 @@ export interface components {
          *           "decisions": [
          *             {
          *               "triggerId": "trg_issue_labeled",
-         *               "decision": "no-match"
+         *               "decision": "no-match",
+         *               "details": [
+         *                 {
+         *                   "part": "all",
+         *                   "path": "payload.label.name",
+         *                   "op": "eq",
+         *                   "expected": "agent",
+         *                   "result": false
+         *                 }
+         *               ]
          *             }
          *           ]
          *         }
@@ -1914,7 +1933,17 @@ export interface components {
          * @description How one trigger decided on one delivery.
          * @example {
          *       "triggerId": "trg_issue_labeled",
-         *       "decision": "match"
+         *       "decision": "match",
+         *       "details": [
+         *         {
+         *           "part": "all",
+         *           "path": "payload.label.name",
+         *           "op": "eq",
+         *           "expected": "agent",
+         *           "actual": "agent",
+         *           "result": true
+         *         }
+         *       ]
          *     }
          */
         TriggerDecision: {
@@ -1927,6 +1956,32 @@ export interface components {
             decision: "match" | "no-match" | "error";
             /** @description What failed; present only when `decision` is `error`. */
             error?: string;
+            /** @description One item per evaluated leaf, as `ConditionDecision` describes them: `part`, `path`, `op`, `expected`, `actual`, `result`. Empty when the trigger has no conditions. */
+            details: components["schemas"]["DecisionDetail"][];
+        };
+        /**
+         * @description Evaluation of one leaf of a trigger's conditions: `part` (`all`, `any`, `none` or `if`), `path` and
+         *     `op` (for leaves), `expected` (the condition's value, or the CEL expression), `actual` (the value found
+         *     at the path, or the value of the expression) and `result` (whether the leaf held). In webhook activity
+         *     and backtests an `actual` whose JSON is longer than 500 characters is replaced by the first 500
+         *     characters of that JSON followed by `…`, so that a condition on a large field does not copy it into
+         *     every decision.
+         * @example {
+         *       "part": "all",
+         *       "path": "payload.label.name",
+         *       "op": "eq",
+         *       "expected": "agent",
+         *       "actual": "agent",
+         *       "result": true
+         *     }
+         */
+        DecisionDetail: {
+            /** @description `all`, `any`, `none` or `if` (or the offending part, on a compile error). */
+            part: string;
+            /** @description Whether the leaf held. */
+            result: boolean;
+        } & {
+            [key: string]: unknown;
         };
         /**
          * @description A Liquid template and a sample context to render it with.
@@ -2315,12 +2370,37 @@ export interface components {
          *         {
          *           "jobId": "job_8f3k2m1q9zt4",
          *           "triggerId": "trg_issue_labeled",
-         *           "decision": "match"
+         *           "decision": "match",
+         *           "details": [
+         *             {
+         *               "part": "all",
+         *               "path": "payload.label.name",
+         *               "op": "eq",
+         *               "expected": "agent",
+         *               "actual": "agent",
+         *               "result": true
+         *             }
+         *           ],
+         *           "runId": "run_2h7d9s4k1x0p"
          *         },
          *         {
          *           "jobId": "job_0p4n7b2x5k1c",
          *           "triggerId": "trg_pr_opened",
-         *           "decision": "no-match"
+         *           "decision": "no-match",
+         *           "details": [
+         *             {
+         *               "part": "all",
+         *               "path": "payload.issue.labels[*].name",
+         *               "op": "contains",
+         *               "expected": "needs-review",
+         *               "actual": [
+         *                 "bug",
+         *                 "agent"
+         *               ],
+         *               "result": false
+         *             }
+         *           ],
+         *           "runId": null
          *         }
          *       ],
          *       "runIds": [
@@ -2366,6 +2446,10 @@ export interface components {
                 decision: "match" | "no-match" | "error";
                 /** @description What failed; present only when `decision` is `error`. */
                 error?: string;
+                /** @description One item per evaluated leaf of the trigger's conditions; empty when it has none. */
+                details: components["schemas"]["DecisionDetail"][];
+                /** @description The run this trigger started (on `match`); null otherwise. */
+                runId: string | null;
             }[];
             /** @description Runs the delivery started. */
             runIds: string[];
@@ -4194,7 +4278,17 @@ export interface operations {
                      *           "decisions": [
                      *             {
                      *               "triggerId": "trg_issue_labeled",
-                     *               "decision": "match"
+                     *               "decision": "match",
+                     *               "details": [
+                     *                 {
+                     *                   "part": "all",
+                     *                   "path": "payload.label.name",
+                     *                   "op": "eq",
+                     *                   "expected": "agent",
+                     *                   "actual": "agent",
+                     *                   "result": true
+                     *                 }
+                     *               ]
                      *             }
                      *           ]
                      *         },
@@ -4206,7 +4300,16 @@ export interface operations {
                      *           "decisions": [
                      *             {
                      *               "triggerId": "trg_issue_labeled",
-                     *               "decision": "no-match"
+                     *               "decision": "no-match",
+                     *               "details": [
+                     *                 {
+                     *                   "part": "all",
+                     *                   "path": "payload.label.name",
+                     *                   "op": "eq",
+                     *                   "expected": "agent",
+                     *                   "result": false
+                     *                 }
+                     *               ]
                      *             }
                      *           ]
                      *         }
@@ -5065,12 +5168,37 @@ export interface operations {
                      *           {
                      *             "jobId": "job_8f3k2m1q9zt4",
                      *             "triggerId": "trg_issue_labeled",
-                     *             "decision": "match"
+                     *             "decision": "match",
+                     *             "details": [
+                     *               {
+                     *                 "part": "all",
+                     *                 "path": "payload.label.name",
+                     *                 "op": "eq",
+                     *                 "expected": "agent",
+                     *                 "actual": "agent",
+                     *                 "result": true
+                     *               }
+                     *             ],
+                     *             "runId": "run_2h7d9s4k1x0p"
                      *           },
                      *           {
                      *             "jobId": "job_0p4n7b2x5k1c",
                      *             "triggerId": "trg_pr_opened",
-                     *             "decision": "no-match"
+                     *             "decision": "no-match",
+                     *             "details": [
+                     *               {
+                     *                 "part": "all",
+                     *                 "path": "payload.issue.labels[*].name",
+                     *                 "op": "contains",
+                     *                 "expected": "needs-review",
+                     *                 "actual": [
+                     *                   "bug",
+                     *                   "agent"
+                     *                 ],
+                     *                 "result": false
+                     *               }
+                     *             ],
+                     *             "runId": null
                      *           }
                      *         ],
                      *         "runIds": [
@@ -5178,12 +5306,37 @@ export interface operations {
                      *         {
                      *           "jobId": "job_8f3k2m1q9zt4",
                      *           "triggerId": "trg_issue_labeled",
-                     *           "decision": "match"
+                     *           "decision": "match",
+                     *           "details": [
+                     *             {
+                     *               "part": "all",
+                     *               "path": "payload.label.name",
+                     *               "op": "eq",
+                     *               "expected": "agent",
+                     *               "actual": "agent",
+                     *               "result": true
+                     *             }
+                     *           ],
+                     *           "runId": "run_2h7d9s4k1x0p"
                      *         },
                      *         {
                      *           "jobId": "job_0p4n7b2x5k1c",
                      *           "triggerId": "trg_pr_opened",
-                     *           "decision": "no-match"
+                     *           "decision": "no-match",
+                     *           "details": [
+                     *             {
+                     *               "part": "all",
+                     *               "path": "payload.issue.labels[*].name",
+                     *               "op": "contains",
+                     *               "expected": "needs-review",
+                     *               "actual": [
+                     *                 "bug",
+                     *                 "agent"
+                     *               ],
+                     *               "result": false
+                     *             }
+                     *           ],
+                     *           "runId": null
                      *         }
                      *       ],
                      *       "runIds": [

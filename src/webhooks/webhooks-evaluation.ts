@@ -9,7 +9,7 @@ import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { decide } from '../triggers/conditions-fns';
-import { eventName, matchesEvents } from './webhooks-fns';
+import { eventName, matchesEvents, triggerDecision } from './webhooks-fns';
 import { createWebhooksRepo, type Decision } from './webhooks-repo';
 
 /** Waiting deliveries read at a time. */
@@ -49,11 +49,11 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
     for (const trigger of await repo.webhookTriggers(activity.sourceId)) {
       const config = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
       if (!matchesEvents(config.events, name)) continue;
-      const outcome = decide(config.conditions, context);
-      const decision: Decision = { jobId: trigger.jobId, triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
-      if (outcome.decision === 'match') {
+      const decision: Decision = { jobId: trigger.jobId, ...triggerDecision(trigger.id, decide(config.conditions, context)), runId: null };
+      if (decision.decision === 'match') {
         try {
-          runIds.push(await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context));
+          decision.runId = await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context);
+          runIds.push(decision.runId);
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });

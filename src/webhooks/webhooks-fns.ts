@@ -5,6 +5,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
+export type TriggerDecision = components['schemas']['TriggerDecision'];
+type ConditionDecision = components['schemas']['ConditionDecision'];
 export type WebhookContext = Record<string, unknown> & { event: string; action: string | null };
 
 /** Deliveries older (or further in the future) than this are refused as stale. */
@@ -121,7 +123,40 @@ export function webhookContext(source: { id: string; format: string; signatureHe
 /** `issues.labeled`, or `push` for a delivery without an action: what `events` patterns match. */
 export const eventName = (event: string, action: string | null) => (action ? `${event}.${action}` : event);
 
+const PATTERNS_KEPT = 1000;
+const patternTests = new Map<string, (name: string) => boolean>();
+
+/** The test of one pattern: a plain name compares, a glob is a regular expression made once. */
+function patternTest(pattern: string): (name: string) => boolean {
+  let test = patternTests.get(pattern);
+  if (!test) {
+    const glob = pattern.includes('*') && new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    test = glob ? (name) => glob.test(name) : (name) => name === pattern;
+    if (patternTests.size >= PATTERNS_KEPT) patternTests.clear();
+    patternTests.set(pattern, test);
+  }
+  return test;
+}
+
 /** Whether one of the patterns (`*` matches any run of characters) matches the whole name. */
 export function matchesEvents(patterns: string[], name: string): boolean {
-  return patterns.some((pattern) => new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(name));
+  return patterns.some((pattern) => patternTest(pattern)(name));
+}
+
+/** A detail's `actual` whose JSON is longer than this is cut where decisions are recorded. */
+export const RECORDED_ACTUAL = 500;
+
+type Detail = TriggerDecision['details'][number];
+
+/** Cuts a large `actual`: a condition on a big field (an issue body) does not copy it into every decision. */
+function recordedDetail(detail: Detail): Detail {
+  const { actual } = detail;
+  if (actual === undefined || actual === null || typeof actual === 'number' || typeof actual === 'boolean' || (typeof actual === 'string' && actual.length < RECORDED_ACTUAL - 2)) return detail;
+  const json = JSON.stringify(actual);
+  return json.length > RECORDED_ACTUAL ? { ...detail, actual: `${json.slice(0, RECORDED_ACTUAL)}…` } : detail;
+}
+
+/** How one trigger decided on a delivery, as activity and backtests record it. */
+export function triggerDecision(triggerId: string, outcome: ConditionDecision): TriggerDecision {
+  return { triggerId, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}), details: outcome.details.map((detail) => recordedDetail(detail as Detail)) };
 }

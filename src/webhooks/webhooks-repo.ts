@@ -1,5 +1,6 @@
 // Webhook sources and their activity in the database, through the tenant-bound client. Deleted sources
 // stay as rows (their activity remains readable) and are invisible here.
+import type { components } from '../../generated/openapi';
 import type { Prisma } from '../../generated/prisma/sqlite/client';
 import { toJson } from '../db/json';
 import type { TenantDb } from '../db/tenant-scope';
@@ -15,12 +16,8 @@ export interface NewActivity {
   context: Record<string, unknown>;
 }
 
-export interface Decision {
-  jobId: string;
-  triggerId: string;
-  decision: 'match' | 'no-match' | 'error';
-  error?: string;
-}
+/** How one trigger decided on a recorded delivery, and the run it started. */
+export type Decision = components['schemas']['WebhookActivity']['decisions'][number];
 
 /** A delivery as recorded at intake: no decisions yet, waiting for evaluation. */
 const activityRow = (activity: NewActivity) => ({ ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) }) as Prisma.WebhookActivityUncheckedCreateInput;

@@ -16,7 +16,7 @@ import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { decide } from '../triggers/conditions-fns';
-import { eventName, matchesEvents, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { eventName, matchesEvents, triggerDecision, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
 
@@ -90,7 +90,8 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     receivedAt: row.receivedAt.toISOString(),
     evaluatedAt: row.evaluatedAt?.toISOString() ?? null,
     context: row.context as ActivityView['context'],
-    decisions: row.decisions as ActivityView['decisions'],
+    // Recorded before decisions carried their details and run: those read as having none.
+    decisions: (row.decisions as ActivityView['decisions']).map((decision) => ({ ...decision, details: decision.details ?? [], runId: decision.runId ?? null })),
     runIds: row.runIds as string[],
   });
 
@@ -210,10 +211,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
         const name = eventName(delivery.event, delivery.action);
         const decisions = candidates
           .filter((trigger) => trigger.sourceId === delivery.sourceId && matchesEvents(trigger.events, name))
-          .map((trigger) => {
-            const outcome = decide(trigger.conditions, delivery.context as Record<string, unknown>);
-            return { triggerId: trigger.id, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}) };
-          });
+          .map((trigger) => triggerDecision(trigger.id, decide(trigger.conditions, delivery.context as Record<string, unknown>)));
         return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
       });
       return {

@@ -107,10 +107,19 @@ describe('a delivery left waiting by a stop', () => {
 
     app.webhooks.resumeEvaluation();
     const row = await evaluated('act_stopped');
-    expect(row.decisions).toEqual([{ jobId: job.id, triggerId: 'trg_labeled', decision: 'match' }]);
     expect(row.runIds).toHaveLength(1);
+    expect(row.decisions).toEqual([{ jobId: job.id, triggerId: 'trg_labeled', decision: 'match', details: [], runId: row.runIds[0] }]);
     const run = await app.database.db.run.findFirstOrThrow({ where: { id: row.runIds[0] } });
     expect(run).toMatchObject({ jobId: job.id, prompt: 'Issue 7', triggerType: 'webhook', triggerId: 'trg_labeled' });
+  });
+
+  it('shows decisions recorded before they carried details and runs as having none', async () => {
+    const { source, job } = await sourceWithJob();
+    const tenantId = (await app.database.db.webhookSource.findFirstOrThrow({ where: { id: source.id } })).tenantId;
+    const context = { source: { id: source.id, format: 'github' }, event: 'issues', action: 'labeled', headers: {}, delivery: { id: 'd-old', receivedAt: new Date().toISOString() }, payload: {} };
+    const decisions = [{ jobId: job.id, triggerId: 'trg_labeled', decision: 'match' }];
+    await app.database.db.webhookActivity.create({ data: { id: 'act_old', tenantId, sourceId: source.id, deliveryId: 'd-old', event: 'issues', action: 'labeled', context, decisions, runIds: ['run_old'], evaluatedAt: new Date() } });
+    expect((await activity('act_old')).decisions).toEqual([{ ...decisions[0], details: [], runId: null }]);
   });
 
   it('starts its runs once when the stop came after a run had started', async () => {

@@ -59,8 +59,14 @@ function signed(format: string, secret: string, body: string, { at = Date.now(),
 const deliver = (sourceId: string, body: string, headers: Record<string, string>) =>
   request(app.app).post(`/hooks/${sourceId}`).set({ 'content-type': 'application/json', ...headers }).send(body);
 
-const issueLabeled = (label = 'agent', extra: Record<string, unknown> = {}) =>
-  JSON.stringify({ action: 'labeled', issue: { number: 42, title: 'Saving twice crashes', labels: [{ name: 'bug' }, { name: label }], user: { login: 'octocat' } }, label: { name: label }, repository: { full_name: 'acme/widgets' }, ...extra });
+const issueLabeled = (label = 'agent', extra: Record<string, unknown> = {}, issue: Record<string, unknown> = {}) =>
+  JSON.stringify({
+    action: 'labeled',
+    issue: { number: 42, title: 'Saving twice crashes', labels: [{ name: 'bug' }, { name: label }], user: { login: 'octocat' }, ...issue },
+    label: { name: label },
+    repository: { full_name: 'acme/widgets' },
+    ...extra,
+  });
 
 async function activityOf(activityId: string, until: (activity: any) => boolean = (a) => a.decisions.length > 0 || a.runIds.length > 0) {
   for (let i = 0; i < 200; i++) {
@@ -178,25 +184,48 @@ describe('a delivery through to runs', () => {
       runNameTemplate: 'Issue #{{ payload.issue.number }}',
       triggers: [trigger('trg_agent', { all: [{ path: 'payload.issue.labels[*].name', op: 'eq', value: 'agent' }], if: 'payload.issue.number > 10.0' })],
     });
-    const other = await api('POST', '/api/v1/jobs', { name: 'Only bugs from bots', promptTemplate: 'x', triggers: [trigger('trg_bots', { all: [{ path: 'payload.issue.user.login', op: 'endsWith', value: '[bot]' }] })] });
+    const other = await api('POST', '/api/v1/jobs', {
+      name: 'Only bugs from bots',
+      promptTemplate: 'x',
+      triggers: [trigger('trg_bots', { all: [{ path: 'payload.issue.user.login', op: 'endsWith', value: '[bot]' }], none: [{ path: 'payload.issue.body', op: 'contains', value: 'wip' }] })],
+    });
     const broken = await api('POST', '/api/v1/jobs', { name: 'Broken CEL', promptTemplate: 'x', triggers: [trigger('trg_broken', { if: 'payload.issue.missing.deeper == 1.0' })] });
     await api('POST', '/api/v1/jobs', { name: 'Pushes only', promptTemplate: 'x', triggers: [trigger('trg_push', undefined, ['push'])] });
     const disabled = await api('POST', '/api/v1/jobs', { name: 'Disabled', promptTemplate: 'x', triggers: [trigger('trg_off')] });
     await api('POST', `/api/v1/jobs/${disabled.body.id}/disable`);
 
-    const body = issueLabeled();
+    const issueBody = 'Steps to reproduce. '.repeat(40); // 800 characters: recorded decisions cut it
+    const body = issueLabeled('agent', {}, { body: issueBody });
     const res = await deliver(source.id, body, signed('github', source.signingSecret, body));
     const activity = await activityOf(res.body.activityId);
     expect(activity).toMatchObject({ sourceId: source.id, event: 'issues', action: 'labeled' });
+    expect(activity.runIds).toHaveLength(1);
     expect(activity.decisions).toEqual(
       expect.arrayContaining([
-        { jobId: fixer.body.id, triggerId: 'trg_agent', decision: 'match' },
-        { jobId: other.body.id, triggerId: 'trg_bots', decision: 'no-match' },
-        { jobId: broken.body.id, triggerId: 'trg_broken', decision: 'error', error: expect.stringContaining('CEL') },
+        {
+          jobId: fixer.body.id,
+          triggerId: 'trg_agent',
+          decision: 'match',
+          details: [
+            { part: 'all', path: 'payload.issue.labels[*].name', op: 'eq', expected: 'agent', actual: ['bug', 'agent'], result: true },
+            { part: 'if', expected: 'payload.issue.number > 10.0', actual: true, result: true },
+          ],
+          runId: activity.runIds[0],
+        },
+        {
+          jobId: other.body.id,
+          triggerId: 'trg_bots',
+          decision: 'no-match',
+          details: [
+            { part: 'all', path: 'payload.issue.user.login', op: 'endsWith', expected: '[bot]', actual: 'octocat', result: false },
+            { part: 'none', path: 'payload.issue.body', op: 'contains', expected: 'wip', actual: `${JSON.stringify(issueBody).slice(0, 500)}…`, result: false },
+          ],
+          runId: null,
+        },
+        { jobId: broken.body.id, triggerId: 'trg_broken', decision: 'error', error: expect.stringContaining('CEL'), details: [expect.objectContaining({ part: 'if', result: false })], runId: null },
       ]),
     );
     expect(activity.decisions).toHaveLength(3); // the push-only and the disabled job's triggers are no candidates
-    expect(activity.runIds).toHaveLength(1);
 
     const runId = activity.runIds[0];
     let run: any;
@@ -238,8 +267,8 @@ describe('backtest', () => {
     expect(saved.body).toMatchObject({ evaluated: 3, matched: 1 });
     expect(saved.body.results.map((result: any) => [result.event, result.decisions])).toEqual([
       ['push', []],
-      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'match' }]],
-      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'no-match' }]],
+      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'match', details: [{ part: 'all', path: 'payload.label.name', op: 'eq', expected: 'agent', actual: 'agent', result: true }] }]],
+      ['issues.labeled', [{ triggerId: 'trg_saved', decision: 'no-match', details: [{ part: 'all', path: 'payload.label.name', op: 'eq', expected: 'agent', actual: 'bug', result: false }] }]],
     ]);
 
     const draft = await api('POST', `/api/v1/jobs/${job.body.slug}/backtest`, {
@@ -248,7 +277,7 @@ describe('backtest', () => {
     });
     expect(draft.body).toMatchObject({ evaluated: 4, matched: 1 });
     const decisionsOf = (activityId: string) => draft.body.results.find((result: any) => result.activityId === activityId).decisions;
-    expect(decisionsOf(activity[1])[0]).toEqual({ triggerId: 'trg_draft', decision: 'match' });
+    expect(decisionsOf(activity[1])[0]).toEqual({ triggerId: 'trg_draft', decision: 'match', details: [{ part: 'all', path: 'payload.label.name', op: 'eq', expected: 'bug', actual: 'bug', result: true }] });
     expect(decisionsOf(activity[0])[1]).toMatchObject({ decision: 'error', error: expect.any(String) });
     expect(await app.database.db.run.count()).toBe(runsBefore);
 
