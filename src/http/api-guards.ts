@@ -2,7 +2,7 @@
 // and the path and query must be text the service can use: a percent-encoding that decodes, no NUL.
 import type { ErrorRequestHandler, Request, RequestHandler } from 'express';
 import { AppError, PayloadTooLarge, ValidationFailed } from '../lib/errors';
-import { BODY_LIMIT, containsNul } from './body';
+import { BODY_LIMIT, containsUnstorableText } from './body';
 
 export class InvalidPath extends AppError {
   constructor() {
@@ -23,7 +23,7 @@ export const usableRequestLine: RequestHandler = (req, _res, next) => {
     return next(new InvalidPath());
   }
   if (path.includes('\u0000')) return next(new InvalidPath());
-  if (containsNul(req.query)) return next(new ValidationFailed('A query parameter contains a NUL character (%00).'));
+  if (containsUnstorableText(req.query)) return next(new ValidationFailed('A query parameter contains a NUL character (%00) or an unpaired surrogate.'));
   next();
 };
 

@@ -4,7 +4,7 @@ import express, { type RequestHandler } from 'express';
 import { UnsupportedMediaType, ValidationFailed } from '../lib/errors';
 
 export const BODY_LIMIT = '1mb';
-const MAX_DEPTH = 32;
+export const MAX_DEPTH = 32;
 
 export function isJsonMediaType(header: string | undefined): boolean {
   if (!header) return false;
@@ -26,14 +26,24 @@ export function requireJson(takesBody: (req: Parameters<RequestHandler>[0]) => b
   };
 }
 
+/** A UTF-16 surrogate without its pair: in Unicode mode a paired one reads as one code point, not as `Cs`. */
+const UNPAIRED_SURROGATE = /\p{Cs}/u;
+const unstorable = (text: string) => text.includes('\u0000') || UNPAIRED_SURROGATE.test(text);
+
 /**
- * Whether a string, key or value anywhere in `value` holds a NUL character. PostgreSQL cannot store NUL in
- * text, so input carrying one is refused at the edge, the same on every database.
+ * Whether a string, key or value anywhere in `value` holds text no database stores as sent: a NUL character
+ * (PostgreSQL's text cannot hold one) or an unpaired surrogate (PostgreSQL's jsonb refuses one, and text
+ * would silently replace it). Such input is refused at the edge, the same on every database.
  */
-export function containsNul(value: unknown): boolean {
-  if (typeof value === 'string') return value.includes('\u0000');
+export function containsUnstorableText(value: unknown): boolean {
+  if (typeof value === 'string') return unstorable(value);
   if (value === null || typeof value !== 'object') return false;
-  return Object.entries(value).some(([key, child]) => key.includes('\u0000') || containsNul(child));
+  return Object.entries(value).some(([key, child]) => unstorable(key) || containsUnstorableText(child));
+}
+
+/** Whether `value` nests deeper than the limit (checked before anything walks it recursively). */
+export function nestsTooDeep(value: unknown): boolean {
+  return depthOf(value) > MAX_DEPTH;
 }
 
 function depthOf(value: unknown, depth = 0): number {
@@ -60,8 +70,8 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   parse(req, res, (err?: unknown) => {
     if (err) return next(err);
     if ((req as unknown as Record<symbol, boolean>)[EMPTY]) req.body = undefined;
-    if (depthOf(req.body) > MAX_DEPTH) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
-    if (containsNul(req.body)) return next(new ValidationFailed('The request body contains a NUL character (\\u0000), which no text field can hold.'));
+    if (nestsTooDeep(req.body)) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
+    if (containsUnstorableText(req.body)) return next(new ValidationFailed('The request body contains a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which no text field can hold.'));
     next();
   });
 };

@@ -3,13 +3,14 @@
 import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
-import { containsNul } from '../http/body';
+import { containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
 import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
 import { jobView, type JobsService } from '../jobs/jobs-service';
 import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
+import { clip } from '../lib/text';
 import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
@@ -43,6 +44,13 @@ export class UnverifiedDelivery extends AppError {
 }
 
 const sourceNotFound = () => new NotFound('No such webhook source.');
+
+/** A date-time the schema accepted but a Date cannot hold (a leap second, `…T23:59:60Z`) is refused. */
+function instant(text: string, field: string): Date {
+  const at = new Date(text);
+  if (Number.isNaN(at.getTime())) throw new ValidationFailed(`\`${field}\` is not a time this service can use: ${clip(text)}.`);
+  return at;
+}
 
 type LiveSource = SourceRow & { tenantId: string };
 
@@ -201,8 +209,8 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
         checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers });
       }
       const candidates = triggers.filter((trigger): trigger is WebhookTrigger => trigger.type === 'webhook' && trigger.enabled);
-      const until = input.until ? new Date(input.until) : now();
-      const since = input.since ? new Date(input.since) : new Date(until.getTime() - BACKTEST_WINDOW_MS);
+      const until = input.until ? instant(input.until, 'until') : now();
+      const since = input.since ? instant(input.since, 'since') : new Date(until.getTime() - BACKTEST_WINDOW_MS);
       if (since >= until) throw new ValidationFailed('`since` must be before `until`.');
       const deliveries = candidates.length
         ? await createWebhooksRepo(db).activityInWindow([...new Set(candidates.map((trigger) => trigger.sourceId))], since, until, input.limit ?? BACKTEST_MAX)
@@ -229,7 +237,8 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const receivedAt = now();
       const { source, delivery } = await verified(sourceId, headers, raw, receivedAt);
       if (delivery === 'not_json') throw new InvalidJson('The delivery body must be a JSON object.');
-      if (containsNul(delivery.payload)) throw new InvalidJson('The delivery body holds a NUL character (\\u0000), which cannot be stored.');
+      if (nestsTooDeep(delivery.payload)) throw new InvalidJson(`The delivery body nests deeper than ${MAX_DEPTH} levels.`);
+      if (containsUnstorableText(delivery.payload)) throw new InvalidJson('The delivery body holds a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which cannot be stored.');
       const context = webhookContext(source, delivery, headers, receivedAt);
       const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context };
       const recorded = await record(source.tenantId, activity);

@@ -157,6 +157,10 @@ describe('routing', () => {
     const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...validJob, name: 'a\u0000b' } });
     expectError(res, 400, 'validation_failed');
     expect(res.body.error.message).toContain('NUL');
+    // An unpaired surrogate: PostgreSQL's jsonb refuses it, and text would silently replace it.
+    const surrogate = await request(app.app).post('/api/v1/jobs').set({ ...bearer, 'content-type': 'application/json' }).send(JSON.stringify(validJob).replace('"name":"', '"name":"\\ud800'));
+    expectError(surrogate, 400, 'validation_failed');
+    expect(surrogate.body.error.message).toContain('surrogate');
   });
 
   it('marks every API answer, success or error, as not to be stored', async () => {

@@ -167,6 +167,13 @@ describe('intake', () => {
       const res = await deliver(source.id, body, signed('hmac-sha256', source.signingSecret, body));
       expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
     }
+    // Valid JSON that cannot be kept: nested past the limit (walking it would overflow the stack), a NUL
+    // character, an unpaired surrogate (PostgreSQL's jsonb refuses both).
+    for (const body of [`${'{"a":'.repeat(100_000)}1${'}'.repeat(100_000)}`, '{"a":"x\\u0000y"}', '{"a":"x\\ud800y"}', '{"\\udfff":1}']) {
+      const res = await deliver(source.id, body, signed('hmac-sha256', source.signingSecret, body));
+      expect([res.status, res.body.error.code]).toEqual([400, 'invalid_json']);
+    }
+    expect(await app.database.db.webhookActivity.count({ where: { sourceId: source.id } })).toBe(0);
     const big = JSON.stringify({ pad: 'x'.repeat(1_100_000) });
     const res = await deliver(source.id, big, signed('hmac-sha256', source.signingSecret, big));
     expect([res.status, res.body.error.code]).toEqual([413, 'payload_too_large']);
@@ -285,6 +292,8 @@ describe('backtest', () => {
     expect([invalid.status, invalid.body.error.code]).toEqual([400, 'invalid_conditions']);
     const backwards = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { since: new Date().toISOString(), until: new Date(Date.now() - 1000).toISOString() });
     expect([backwards.status, backwards.body.error.code]).toEqual([400, 'validation_failed']);
+    const leapSecond = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { until: '2016-12-31T23:59:60Z' });
+    expect([leapSecond.status, leapSecond.body.error.code]).toEqual([400, 'validation_failed']);
     const stranger = await tokenFor(await createOwner(app.database.db, { tenantName: 'Other' }));
     const foreign = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, {}, stranger);
     expect([foreign.status, foreign.body.error.code]).toEqual([404, 'not_found']);
