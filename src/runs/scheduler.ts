@@ -63,33 +63,46 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
     }
   }
 
+  /** Claims the trigger's slots since it was last looked at: the newest fires when recent, older ones are skipped. */
+  async function tickTrigger(trigger: ScheduledTrigger, at: Date, counts: { fired: number; skipped: number }) {
+    const config = trigger.config as ScheduleConfig;
+    const db = tenantDb(trigger.tenantId);
+    const where = { jobId: trigger.job.id, triggerId: trigger.id };
+    const last = await db.scheduleSlot.findFirst({ where, orderBy: { slot: 'desc' }, select: { slot: true } });
+    // Slots before the trigger was saved (or enabled) were never due.
+    const after = new Date(Math.max(last?.slot.getTime() ?? 0, trigger.job.updatedAt.getTime()));
+    const slots = slotsBetween(config, after, at);
+    for (const slot of slots) {
+      const due = slot === slots[slots.length - 1] && at.getTime() - slot.getTime() <= GRACE_MS;
+      if (!(await claim(db, trigger, slot, due ? 'fired' : 'skipped'))) continue;
+      if (!due) {
+        counts.skipped++;
+        continue;
+      }
+      const context = { data: config.data ?? {}, schedule: { slot: slot.toISOString(), cron: config.cron, timezone: config.timezone ?? 'UTC' } };
+      try {
+        const runId = await runs.startTriggered(db, trigger.tenantId, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
+        await db.scheduleSlot.updateMany({ where: { ...where, slot }, data: { runId } });
+        counts.fired++;
+      } catch (err) {
+        if (err instanceof InvalidTemplate) {
+          logger.warn({ triggerId: trigger.id, slot, error: err.message }, 'a scheduled run could not be started');
+          continue;
+        }
+        // Not started (the database failed): the claim is given back, so that a tick within the grace
+        // period tries the slot again (a run it did start is found again by its start key, not doubled).
+        await db.scheduleSlot.deleteMany({ where: { ...where, slot, runId: null } }).catch(() => undefined);
+        throw err;
+      }
+    }
+  }
+
   async function tick(): Promise<{ fired: number; skipped: number }> {
     const at = now();
     const counts = { fired: 0, skipped: 0 };
     for (const trigger of await scheduleTriggers()) {
-      const config = trigger.config as ScheduleConfig;
-      const db = tenantDb(trigger.tenantId);
-      const last = await db.scheduleSlot.findFirst({ where: { jobId: trigger.job.id, triggerId: trigger.id }, orderBy: { slot: 'desc' }, select: { slot: true } });
-      // Slots before the trigger was saved (or enabled) were never due.
-      const after = new Date(Math.max(last?.slot.getTime() ?? 0, trigger.job.updatedAt.getTime()));
-      const slots = slotsBetween(config, after, at);
-      for (const slot of slots) {
-        const due = slot === slots[slots.length - 1] && at.getTime() - slot.getTime() <= GRACE_MS;
-        if (!(await claim(db, trigger, slot, due ? 'fired' : 'skipped'))) continue;
-        if (!due) {
-          counts.skipped++;
-          continue;
-        }
-        const context = { data: config.data ?? {}, schedule: { slot: slot.toISOString(), cron: config.cron, timezone: config.timezone ?? 'UTC' } };
-        try {
-          const runId = await runs.startTriggered(db, trigger.tenantId, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
-          await db.scheduleSlot.updateMany({ where: { jobId: trigger.job.id, triggerId: trigger.id, slot }, data: { runId } });
-          counts.fired++;
-        } catch (err) {
-          if (!(err instanceof InvalidTemplate)) throw err;
-          logger.warn({ triggerId: trigger.id, slot, error: err.message }, 'a scheduled run could not be started');
-        }
-      }
+      // One trigger that fails does not hold up the others.
+      await tickTrigger(trigger, at, counts).catch((err: unknown) => logger.error({ err, triggerId: trigger.id }, 'a schedule trigger could not be ticked; the next tick tries again'));
     }
     if (counts.skipped) logger.info(counts, 'schedule slots missed while no instance ran were skipped');
     return counts;

@@ -3,6 +3,7 @@
 // skipped, not fired in a burst; the run sees `data` and `schedule`.
 import { agentCommand } from '../support/agent';
 import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
+import { provider } from '../support/databases';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
 
@@ -81,3 +82,44 @@ it('fires nothing for a disabled job', async () => {
   expect(await slotsOf(job.id)).toEqual([]);
 });
 
+
+/** A database that refuses new runs, as a failing disk or a lost connection would: a real failure, injected. */
+async function refuseRuns(refuse: boolean) {
+  const db = app.database.db;
+  const statements =
+    provider === 'sqlite'
+      ? refuse
+        ? [`CREATE TRIGGER refuse_runs BEFORE INSERT ON "Run" BEGIN SELECT RAISE(ABORT, 'injected failure'); END`]
+        : ['DROP TRIGGER refuse_runs']
+      : refuse
+        ? [
+            `CREATE FUNCTION refuse_runs() RETURNS trigger AS $$ BEGIN RAISE EXCEPTION 'injected failure'; END $$ LANGUAGE plpgsql`,
+            'CREATE TRIGGER refuse_runs BEFORE INSERT ON "Run" FOR EACH ROW EXECUTE FUNCTION refuse_runs()',
+          ]
+        : ['DROP TRIGGER refuse_runs ON "Run"', 'DROP FUNCTION refuse_runs()'];
+  for (const statement of statements) await db.$executeRawUnsafe(statement);
+}
+
+it('gives a slot back when its run could not be started, tries it again at the next tick, and ticks the other triggers', async () => {
+  const failing = await scheduledJob({ cron: '*/10 * * * *', data: { task: 'first' } });
+  const other = await scheduledJob({ cron: '*/10 * * * *', data: { task: 'second' } });
+  const base = Math.ceil(Math.max(failing.saved.getTime(), other.saved.getTime()) / 600_000) * 600_000;
+  clock = new Date(base + 2000);
+
+  await refuseRuns(true);
+  try {
+    expect(await app.scheduler.tick()).toEqual({ fired: 0, skipped: 0 });
+  } finally {
+    await refuseRuns(false);
+  }
+  expect(await slotsOf(failing.id)).toEqual([]);
+  expect(await slotsOf(other.id)).toEqual([]);
+
+  clock = new Date(base + 12_000); // the next tick, within the grace period
+  expect(await app.scheduler.tick()).toEqual({ fired: 2, skipped: 0 });
+  for (const job of [failing, other]) {
+    const slots = await slotsOf(job.id);
+    expect(slots.map((s) => [s.slot.toISOString(), s.state, typeof s.runId])).toEqual([[new Date(base).toISOString(), 'fired', 'string']]);
+  }
+  await app.runner.idle();
+});
