@@ -223,7 +223,7 @@ export interface paths {
          *
          *     **Prepared webhook context.** Intake turns each delivery into
          *     `{ source: {id, format}, event, action, payload, headers, delivery: {id, receivedAt} }`: `payload` is
-         *     the parsed body, `headers` are lower-cased with signature headers dropped.
+         *     the parsed body, `headers` are lower-cased, with signature and other credential headers dropped.
          *
          *     **Conditions.** `{ all: [Cond], any: [Cond], none: [Cond], if: "<CEL>" }`; every part is optional and
          *     every part present must hold. A `Cond` is `{ path, op, value }`:
@@ -1312,7 +1312,7 @@ export interface components {
          *     }
          */
         ConditionTestRequest: {
-            /** @description The prepared webhook context, as stored in webhook activity: `source` (`id`, `format`), `event`, `action`, `payload` (the parsed body), `headers` (lower-cased, signature headers dropped) and `delivery` (`id`, `receivedAt`). */
+            /** @description The prepared webhook context, as stored in webhook activity: `source` (`id`, `format`), `event`, `action`, `payload` (the parsed body), `headers` (lower-cased; signature and other credential headers such as `authorization`, `cookie`, `x-api-key` or `x-gitlab-token` dropped) and `delivery` (`id`, `receivedAt`). */
             webhook: {
                 [key: string]: unknown;
             };
@@ -2429,7 +2429,7 @@ export interface components {
              * @description When the triggers decided on the delivery; null while it waits for evaluation (then `decisions` and `runIds` are empty). During a burst evaluation trails intake and catches up after; a waiting delivery survives a restart.
              */
             evaluatedAt: string | null;
-            /** @description The prepared webhook context: `source` (`id`, `format`), `event`, `action`, `payload`, `headers` (lower-cased, signature headers dropped), `delivery` (`id`, `receivedAt`). Send it to `POST /api/v1/job-conditions/test` to try conditions. */
+            /** @description The prepared webhook context: `source` (`id`, `format`), `event`, `action`, `payload`, `headers` (lower-cased; signature and other credential headers such as `authorization`, `cookie`, `x-api-key` or `x-gitlab-token` dropped), `delivery` (`id`, `receivedAt`). Send it to `POST /api/v1/job-conditions/test` to try conditions. */
             context: {
                 [key: string]: unknown;
             };

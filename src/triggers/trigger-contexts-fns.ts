@@ -67,7 +67,7 @@ const ROWS: readonly VariableRow[] = [
   { trigger: 'webhook', path: 'event', type: 'string', description: 'Event name, as the format reads it (GitHub `X-GitHub-Event`, otherwise the body\'s `type`).', example: 'issues' },
   { trigger: 'webhook', path: 'action', type: 'string', description: "The body's `action`; null when the delivery has none.", example: 'labeled' },
   { trigger: 'webhook', path: 'payload', type: 'object', description: 'The parsed request body.', example: { type: 'invoice.paid', data: { id: 'inv_1042' } } },
-  { trigger: 'webhook', path: 'headers', type: 'object', description: 'Request headers with lower-cased names; signature headers are left out.', example: { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/5c5a0c1' } },
+  { trigger: 'webhook', path: 'headers', type: 'object', description: 'Request headers with lower-cased names; signatures and other credentials (authorization, cookies, tokens, API keys) are left out.', example: { 'content-type': 'application/json', 'user-agent': 'GitHub-Hookshot/5c5a0c1' } },
   { trigger: 'webhook', path: 'delivery.id', type: 'string', description: "The sender's delivery id; a repeated id starts nothing twice.", example: '72d3162e-cc78-11e3-81ab-4c9367dc0958' },
   { trigger: 'webhook', path: 'delivery.receivedAt', type: 'string', description: 'When the delivery was received (ISO 8601).', example: '2025-06-04T08:21:53Z' },
 

@@ -35,8 +35,12 @@ const header = (headers: Headers, name: string) => {
 };
 const text = (value: unknown) => (typeof value === 'string' && value.length > 0 ? value : null);
 
-/** Signature headers never reach the context: they are credentials of a kind. */
-const SIGNATURE_HEADERS = new Set(['x-hub-signature', 'x-hub-signature-256', 'linear-signature', 'webhook-signature', DEFAULT_SIGNATURE_HEADER]);
+/**
+ * Headers that carry credentials never reach the context (stored, shown in activity, seen by templates):
+ * signatures, and anything named like a credential (`authorization`, `cookie`, `x-api-key`,
+ * `x-gitlab-token`, `x-webhook-secret`, …).
+ */
+const CREDENTIAL_HEADER = /signature|authori[sz]ation|cookie|token|secret|passw|api[-_]?key|credential/;
 
 export interface VerifyInput {
   format: WebhookFormat;
@@ -104,10 +108,10 @@ export function verifyDelivery({ format, secret, signatureHeader, headers, raw, 
 
 /** What conditions and templates of webhook triggers see. */
 export function webhookContext(source: { id: string; format: string; signatureHeader: string | null }, delivery: Delivery, headers: Headers, receivedAt: Date): WebhookContext {
-  const dropped = new Set([...SIGNATURE_HEADERS, source.signatureHeader?.toLowerCase(), 'authorization', 'cookie']);
+  const signatureHeader = source.signatureHeader?.toLowerCase();
   const kept = Object.fromEntries(
     Object.entries(headers)
-      .filter(([name]) => !dropped.has(name))
+      .filter(([name]) => name !== signatureHeader && !CREDENTIAL_HEADER.test(name))
       .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]),
   );
   return {

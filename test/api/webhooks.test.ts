@@ -125,14 +125,16 @@ describe('intake', () => {
   it.each(['github', 'linear', 'standard-webhooks', 'hmac-sha256'])('accepts a %s delivery signed by its sender, and refuses a wrong secret', async (format) => {
     const source = await createSource(format);
     const payload = format === 'linear' ? JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: { title: 'x' } }) : issueLabeled();
-    const res = await deliver(source.id, payload, signed(format, source.signingSecret, payload));
+    const credentials = { authorization: 'Bearer sender-token', 'x-api-key': 'k-123', 'x-gitlab-token': 'glt-123', 'x-webhook-secret': 's-123', cookie: 'a=b' };
+    const res = await deliver(source.id, payload, { ...credentials, 'x-request-source': 'ci', ...signed(format, source.signingSecret, payload) });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ activityId: expect.stringMatching(/^act_/), duplicate: false });
     const activity = (await api('GET', `/api/v1/webhook-activity/${res.body.activityId}`)).body;
     expect(activity.context.source).toEqual({ id: source.id, format });
     if (format === 'linear') expect([activity.event, activity.action]).toEqual(['Issue', 'create']);
-    // No signature header reaches the context.
-    expect(Object.keys(activity.context.headers).filter((name) => /signature/.test(name))).toEqual([]);
+    // No signature header, nor any other credential, reaches the context; other headers do.
+    expect(Object.keys(activity.context.headers).filter((name) => /signature/.test(name) || name in credentials)).toEqual([]);
+    expect(activity.context.headers['x-request-source']).toBe('ci');
 
     const forged = await deliver(source.id, payload, signed(format, 'whsec_' + Buffer.from('another secret of 32 bytes......').toString('base64'), payload));
     expect([forged.status, forged.body.error]).toEqual([401, { code: 'invalid_signature', message: 'The delivery could not be verified: unknown source, bad signature or stale timestamp.' }]);
