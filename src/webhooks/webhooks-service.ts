@@ -109,6 +109,16 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     return row;
   }
 
+  /** A draft's webhook triggers must name sources of the tenant, as a saved job's must. */
+  async function requireSources(db: TenantDb, triggers: Trigger[]) {
+    const repo = createWebhooksRepo(db);
+    for (const [index, trigger] of triggers.entries()) {
+      if (trigger.type === 'webhook' && !(await repo.findSource(trigger.sourceId))) {
+        throw new ValidationFailed(`\`triggers[${index}].sourceId\` "${clip(trigger.sourceId)}" is not a webhook source of this tenant.`);
+      }
+    }
+  }
+
   /**
    * The source and its verified delivery, or UnverifiedDelivery. A kept source that refuses the delivery is
    * read again once: its secret may have been rotated by another instance.
@@ -207,6 +217,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       if (input.triggers) {
         triggers = withIdentity(input.triggers);
         checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers });
+        await requireSources(db, triggers);
       }
       const candidates = triggers.filter((trigger): trigger is WebhookTrigger => trigger.type === 'webhook' && trigger.enabled);
       const until = input.until ? instant(input.until, 'until') : now();

@@ -140,27 +140,59 @@ describe('intake', () => {
     expect([forged.status, forged.body.error]).toEqual([401, { code: 'invalid_signature', message: 'The delivery could not be verified: unknown source, bad signature or stale timestamp.' }]);
   });
 
-  it('refuses stale timestamps and unknown sources with the same answer', async () => {
+  it('refuses stale and future timestamps and unknown sources with the same answer', async () => {
     const source = await createSource('standard-webhooks');
     const body = issueLabeled();
-    const stale = await deliver(source.id, body, signed('standard-webhooks', source.signingSecret, body, { at: Date.now() - 6 * 60 * 1000 }));
+    const sixMinutes = 6 * 60 * 1000;
     const linear = await createSource('linear');
-    const oldLinear = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now() - 6 * 60 * 1000 });
-    const staleLinear = await deliver(linear.id, oldLinear, signed('linear', linear.signingSecret, oldLinear));
-    const unknown = await deliver('src_nope', body, signed('github', source.signingSecret, body));
-    for (const res of [stale, staleLinear, unknown]) expect([res.status, res.body.error.code]).toEqual([401, 'invalid_signature']);
-    expect(new Set([stale, staleLinear, unknown].map((res) => res.body.error.message)).size).toBe(1);
+    const linearAt = (at: number) => {
+      const payload = JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: at });
+      return deliver(linear.id, payload, signed('linear', linear.signingSecret, payload));
+    };
+    const refused = [
+      await deliver(source.id, body, signed('standard-webhooks', source.signingSecret, body, { at: Date.now() - sixMinutes })),
+      await deliver(source.id, body, signed('standard-webhooks', source.signingSecret, body, { at: Date.now() + sixMinutes })),
+      await linearAt(Date.now() - sixMinutes),
+      await linearAt(Date.now() + sixMinutes),
+      ...(await Promise.all(['github', 'linear', 'standard-webhooks', 'hmac-sha256'].map((format) => deliver('src_nope', body, signed(format, source.signingSecret, body))))),
+    ];
+    for (const res of refused) expect([res.status, res.body.error.code]).toEqual([401, 'invalid_signature']);
+    expect(new Set(refused.map((res) => res.body.error.message)).size).toBe(1);
+    expect(await app.database.db.webhookActivity.count({ where: { sourceId: { in: [source.id, linear.id] } } })).toBe(0);
   });
 
-  it('records a repeated delivery once', async () => {
-    const source = await createSource('github');
-    const body = issueLabeled();
-    const headers = signed('github', source.signingSecret, body);
+  it.each(['github', 'linear', 'standard-webhooks', 'hmac-sha256'])('records a repeated %s delivery once', async (format) => {
+    const source = await createSource(format);
+    const body = format === 'linear' ? JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now() }) : issueLabeled();
+    const headers = signed(format, source.signingSecret, body);
     const first = await deliver(source.id, body, headers);
     const again = await deliver(source.id, body, headers);
+    expect(first.status).toBe(202);
     expect(again.status).toBe(202);
     expect(again.body).toEqual({ activityId: first.body.activityId, duplicate: true });
     expect(await app.database.db.webhookActivity.count({ where: { sourceId: source.id } })).toBe(1);
+  });
+
+  it('identifies an hmac-sha256 delivery without an id by its body', async () => {
+    const source = await createSource('hmac-sha256');
+    const body = issueLabeled();
+    const { 'x-delivery-id': _, ...headers } = signed('hmac-sha256', source.signingSecret, body);
+    const first = await deliver(source.id, body, headers);
+    const again = await deliver(source.id, body, headers);
+    expect(again.body).toEqual({ activityId: first.body.activityId, duplicate: true });
+    const other = issueLabeled('bug');
+    const different = await deliver(source.id, other, { 'x-signature-256': signed('hmac-sha256', source.signingSecret, other)['x-signature-256'] });
+    expect(different.body.duplicate).toBe(false);
+    const activity = (await api('GET', `/api/v1/webhook-activity/${first.body.activityId}`)).body;
+    expect(activity.deliveryId).toMatch(/^sha256:[0-9a-f]{64}$/);
+  });
+
+  it.each(['github', 'linear', 'standard-webhooks', 'hmac-sha256'])('refuses a %s delivery over the size limit before verifying it', async (format) => {
+    const source = await createSource(format);
+    const big = JSON.stringify({ type: 'Issue', webhookTimestamp: Date.now(), pad: 'x'.repeat(1_100_000) });
+    const res = await deliver(source.id, big, signed(format, source.signingSecret, big));
+    expect([res.status, res.body.error.code]).toEqual([413, 'payload_too_large']);
+    expect(await app.database.db.webhookActivity.count({ where: { sourceId: source.id } })).toBe(0);
   });
 
   it('refuses a body that is not a JSON object, and one over the size limit', async () => {
@@ -294,6 +326,11 @@ describe('backtest', () => {
     expect([invalid.status, invalid.body.error.code]).toEqual([400, 'invalid_conditions']);
     const backwards = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { since: new Date().toISOString(), until: new Date(Date.now() - 1000).toISOString() });
     expect([backwards.status, backwards.body.error.code]).toEqual([400, 'validation_failed']);
+    // A draft naming another tenant's source is refused, as saving it would be: nothing of theirs is read.
+    const theirs = await createSource('github', {}, await tokenFor(await createOwner(app.database.db, { tenantName: 'Theirs' })));
+    const foreignSource = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { triggers: [{ type: 'webhook', sourceId: theirs.id, events: ['*'] }] });
+    expect([foreignSource.status, foreignSource.body.error.code]).toEqual([400, 'validation_failed']);
+    expect(foreignSource.body.error.message).toContain('triggers[0].sourceId');
     const leapSecond = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { until: '2016-12-31T23:59:60Z' });
     expect([leapSecond.status, leapSecond.body.error.code]).toEqual([400, 'validation_failed']);
     const stranger = await tokenFor(await createOwner(app.database.db, { tenantName: 'Other' }));
@@ -327,6 +364,9 @@ describe('activity', () => {
     expect((await api('GET', '/api/v1/webhook-sources', undefined, stranger)).body).toEqual([]);
     const stillThere = await api('GET', `/api/v1/webhook-sources/${source.id}`);
     expect(stillThere.status).toBe(200);
+    // The secret was not rotated: the owner's sender still gets through, with the first secret.
+    const body = issueLabeled('after-stranger');
+    expect((await deliver(source.id, body, signed('github', source.signingSecret, body))).status).toBe(202);
   });
 
   it('never answers a signing secret, plain or sealed, outside the answer that creates it', async () => {
