@@ -2,11 +2,11 @@
 // measured in process. The app is built from dist/ (run `npm run build` first) on a fresh embedded
 // database, the `intake` row's 1,000 triggers are made through its API, then BENCH_EVAL_DELIVERIES (2,000)
 // distinct signed deliveries to that row's source are verified and prepared as intake does it (not timed)
-// and decided as the webhooks service's background evaluation does it (timed): for each of the source's 50
-// enabled triggers, read once as that evaluation reads them, its event patterns, then its conditions. The
-// service does not expose that step, so its pure functions are timed as it calls them; the database calls
-// around it (reading the triggers, starting the matched runs, saving the decisions) are not, though
-// reading the triggers is timed apart for scale. Prints one line, then one JSON line for scripts/bench.mjs.
+// and decided by the function the webhooks service's background evaluation calls, `decideDelivery` (timed):
+// for each of the source's 50 enabled triggers, read once as that evaluation reads them, its event
+// patterns, then its conditions, with the details recorded. The database calls around it (reading the
+// triggers, starting the matched runs, saving the decisions) are not timed, though reading the triggers is
+// timed apart for scale. Prints one line, then one JSON line for scripts/bench.mjs.
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,23 +20,14 @@ const WARM_UP = 200;
 const READS = 200;
 const TARGET_P99_MS = 2;
 
-const { eventName, matchesEvents, verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
-const { decide } = dist('src/triggers/conditions-fns.js');
+const { decideDelivery, eventName, verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
 const { createWebhooksRepo } = dist('src/webhooks/webhooks-repo.js');
 const { forTenant } = dist('src/db/tenant-scope.js');
 
-/** The loop of `evaluate` in src/webhooks/webhooks-evaluation.ts, without its database calls. */
-function decideDelivery(triggers, context) {
-  const name = eventName(context.event, context.action);
-  let decided = 0;
-  let matched = 0;
-  for (const trigger of triggers) {
-    const { events, conditions } = trigger.config;
-    if (!matchesEvents(events, name)) continue;
-    decided++;
-    if (decide(conditions, context).decision === 'match') matched++;
-  }
-  return { decided, matched };
+/** What `evaluate` in src/webhooks/webhooks-evaluation.ts decides, without its database calls around it. */
+function decided(triggers, context) {
+  const decisions = decideDelivery(triggers, eventName(context.event, context.action), context);
+  return { decided: decisions.length, matched: decisions.filter(({ decision }) => decision.decision === 'match').length };
 }
 
 /** The context evaluation reads back from the delivery's activity record. */
@@ -69,9 +60,9 @@ async function measure(dir) {
     for (let i = 0; i < WARM_UP + DELIVERIES; i++) {
       const context = contextOf(source, target.signingSecret);
       const start = performance.now();
-      const { decided, matched } = decideDelivery(triggers, context);
+      const { decided: count, matched } = decided(triggers, context);
       const took = performance.now() - start;
-      if (decided !== PER_SOURCE || matched !== MATCHING) throw new Error(`delivery ${i}: ${decided} triggers decided and ${matched} matched, not ${PER_SOURCE} and ${MATCHING}`);
+      if (count !== PER_SOURCE || matched !== MATCHING) throw new Error(`delivery ${i}: ${count} triggers decided and ${matched} matched, not ${PER_SOURCE} and ${MATCHING}`);
       first ??= took;
       if (i >= WARM_UP) times.push(took);
     }

@@ -8,8 +8,7 @@ import type { Logger } from '../lib/logger';
 import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decide } from '../triggers/conditions-fns';
-import { eventName, matchesEvents, triggerDecision } from './webhooks-fns';
+import { decideDelivery, eventName } from './webhooks-fns';
 import { createWebhooksRepo, type Decision } from './webhooks-repo';
 
 /** Waiting deliveries read at a time. */
@@ -43,13 +42,10 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
     const activity = await repo.findActivity(id);
     if (!activity || activity.evaluatedAt) return;
     const context = activity.context as Record<string, unknown>;
-    const name = eventName(activity.event, activity.action);
     const decisions: Decision[] = [];
     const runIds: string[] = [];
-    for (const trigger of await repo.webhookTriggers(activity.sourceId)) {
-      const config = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
-      if (!matchesEvents(config.events, name)) continue;
-      const decision: Decision = { jobId: trigger.jobId, ...triggerDecision(trigger.id, decide(config.conditions, context)), runId: null };
+    for (const { trigger, decision: decided } of decideDelivery(await repo.webhookTriggers(activity.sourceId), eventName(activity.event, activity.action), context)) {
+      const decision: Decision = { jobId: trigger.jobId, ...decided, runId: null };
       if (decision.decision === 'match') {
         try {
           decision.runId = await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context);

@@ -3,6 +3,7 @@
 // and matching event patterns.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
+import { decide } from '../triggers/conditions-fns';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
 export type TriggerDecision = components['schemas']['TriggerDecision'];
@@ -163,4 +164,17 @@ function recordedDetail(detail: Detail): Detail {
 /** How one trigger decided on a delivery, as activity and backtests record it. */
 export function triggerDecision(triggerId: string, outcome: ConditionDecision): TriggerDecision {
   return { triggerId, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}), details: outcome.details.map((detail) => recordedDetail(detail as Detail)) };
+}
+
+/**
+ * How the candidate triggers decide on a delivery: those whose `events` match its name evaluate their
+ * conditions on its context; the others did not look at it and are left out.
+ */
+export function decideDelivery<T extends { id: string; config: unknown }>(triggers: T[], name: string, context: Record<string, unknown>): { trigger: T; decision: TriggerDecision }[] {
+  const decided: { trigger: T; decision: TriggerDecision }[] = [];
+  for (const trigger of triggers) {
+    const { events, conditions } = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
+    if (matchesEvents(events, name)) decided.push({ trigger, decision: triggerDecision(trigger.id, decide(conditions, context)) });
+  }
+  return decided;
 }

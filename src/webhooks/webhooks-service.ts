@@ -16,8 +16,7 @@ import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decide } from '../triggers/conditions-fns';
-import { eventName, matchesEvents, triggerDecision, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { decideDelivery, eventName, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
 
@@ -226,11 +225,10 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const deliveries = candidates.length
         ? await createWebhooksRepo(db).activityInWindow([...new Set(candidates.map((trigger) => trigger.sourceId))], since, until, input.limit ?? BACKTEST_MAX)
         : [];
+      const ofSource = (sourceId: string) => candidates.filter((trigger) => trigger.sourceId === sourceId).map((trigger) => ({ id: trigger.id, config: trigger }));
       const results = deliveries.map((delivery) => {
         const name = eventName(delivery.event, delivery.action);
-        const decisions = candidates
-          .filter((trigger) => trigger.sourceId === delivery.sourceId && matchesEvents(trigger.events, name))
-          .map((trigger) => triggerDecision(trigger.id, decide(trigger.conditions, delivery.context as Record<string, unknown>)));
+        const decisions = decideDelivery(ofSource(delivery.sourceId), name, delivery.context as Record<string, unknown>).map(({ decision }) => decision);
         return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
       });
       return {
