@@ -2528,7 +2528,7 @@ export interface components {
             connectionId: string | null;
             /** @description VM image; null for `local` targets. */
             image: string | null;
-            /** @description VM size (provider-specific); `local` for local targets. */
+            /** @description VM size (provider-specific): empty when the target leaves it to the provider's default; `local` for local targets. */
             size: string;
             /** @description Region the VMs boot in; null for the provider default or a `local` target. */
             region: string | null;
