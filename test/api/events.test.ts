@@ -175,9 +175,11 @@ it('keeps subscriptions to their tenant, shows the secret once, and takes plain 
   expect([refused.status, refused.body.error.code]).toEqual([400, 'validation_failed']);
 
   const stranger = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db, { tenantName: 'Other' }))}` };
+  // A stranger's 404 must also leave the subscription as it was, secret included.
+  const ownersRow = await app.database.db.eventSubscription.findUniqueOrThrow({ where: { id: subscription.id } });
   for (const [method, path, body] of [
     ['GET', `/api/v1/event-subscriptions/${subscription.id}`],
-    ['PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { enabled: false }],
+    ['PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { enabled: false, url: 'http://127.0.0.1:9/stolen', events: ['run.succeeded'], description: 'taken over' }],
     ['DELETE', `/api/v1/event-subscriptions/${subscription.id}`],
     ['GET', `/api/v1/event-subscriptions/${subscription.id}/deliveries`],
     ['POST', `/api/v1/event-subscriptions/${subscription.id}/deliveries/dlv_any/redeliver`],
@@ -186,5 +188,39 @@ it('keeps subscriptions to their tenant, shows the secret once, and takes plain 
     expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
   }
   expect((await call(app, 'GET', '/api/v1/event-subscriptions', { headers: stranger })).body).toEqual([]);
+  expect(await app.database.db.eventSubscription.findUniqueOrThrow({ where: { id: subscription.id } })).toEqual(ownersRow);
+  expect((await call(app, 'GET', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer })).body).toEqual(got.body);
   expect((await call(app, 'DELETE', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer })).status).toBe(204);
+});
+
+it('refuses a stranger\'s redelivery of a real delivery of another tenant, sending nothing', async () => {
+  const subscription = await subscribe(['run.queued']);
+  const job = (await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'Delivered once', promptTemplate: 'x' } })).body;
+  await call(app, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers: bearer, body: {} });
+  const [delivery] = await until('the delivery', async () => {
+    await settle();
+    const rows = await deliveriesOf(subscription.id);
+    return rows.length === 1 && rows[0].state === 'succeeded' && rows;
+  });
+  const rowsOf = () => app.database.db.eventDelivery.findMany({ where: { subscriptionId: subscription.id }, orderBy: { id: 'asc' } });
+  const before = await rowsOf();
+  const webhookId = before[0].webhookId;
+  const sent = () => received.filter((r) => r.headers['webhook-id'] === webhookId).length;
+  expect(sent()).toBe(1);
+
+  const stranger = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db, { tenantName: 'Other' }))}` };
+  const theirs = await subscribe(['run.queued'], stranger);
+  // The real id, under the owner's subscription and under the stranger's own.
+  for (const subscriptionId of [subscription.id, theirs.id]) {
+    const res = await call(app, 'POST', `/api/v1/event-subscriptions/${subscriptionId}/deliveries/${delivery.id}/redeliver`, { headers: stranger });
+    expect([subscriptionId, res.status, res.body.error.code]).toEqual([subscriptionId, 404, 'not_found']);
+  }
+  // Had a redelivery been scheduled, it would be due now: let the sender run before looking.
+  await app.events.sweep();
+  await settle();
+  expect(await rowsOf()).toEqual(before);
+  expect(sent()).toBe(1);
+  expect(await app.database.db.eventDelivery.count({ where: { subscriptionId: theirs.id } })).toBe(0);
+  await call(app, 'DELETE', `/api/v1/event-subscriptions/${theirs.id}`, { headers: stranger });
+  await call(app, 'DELETE', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer });
 });

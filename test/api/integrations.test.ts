@@ -25,6 +25,11 @@ async function api(method: string, path: string, body?: unknown, headers = beare
 
 const expectError = (res: { status: number; body: any }, status: number, code: string) => expect([res.status, res.body.error?.code]).toEqual([status, code]);
 
+// Rows read past the tenant scope, so a test sees what a stranger's request really did to them.
+const connectionRow = (id: string) => app.database.db.vmhostConnection.findUnique({ where: { id } });
+const targetRow = (id: string) => app.database.db.executionTarget.findUnique({ where: { id } });
+const integrationRowOf = (connectionId: string | null, project: string) => app.database.db.agentIntegration.findFirst({ where: { connectionId, project } });
+
 it('keeps VM-host connections as metadata, with the token sealed and rotatable', async () => {
   const created = await api('POST', '/api/v1/vmhost-connections', { name: 'Hetzner', apiToken: TOKENS[0], apiBaseUrl: 'https://vmhost.example/api' });
   expect(created.status).toBe(201);
@@ -40,9 +45,15 @@ it('keeps VM-host connections as metadata, with the token sealed and rotatable',
 
   expectError(await api('POST', '/api/v1/vmhost-connections', { name: 'x', apiToken: 't', apiBaseUrl: 'ftp://vmhost.example' }), 400, 'validation_failed');
   expectError(await api('POST', '/api/v1/vmhost-connections', { name: 'x', apiToken: 't', apiBaseUrl: 'https://user:pw@vmhost.example' }), 400, 'validation_failed');
-  for (const [method, body] of [['GET'], ['PATCH', { name: 'taken over' }], ['DELETE']] as const) {
+  // A stranger's 404 must also leave the connection as it was: every field, and the sealed token.
+  const ownersView = (await api('GET', `/api/v1/vmhost-connections/${created.body.id}`)).body;
+  const ownersRow = await connectionRow(created.body.id);
+  const takeover = { name: 'taken over', apiBaseUrl: 'https://attacker.example', apiToken: 'attacker-token' };
+  for (const [method, body] of [['GET'], ['PATCH', takeover], ['DELETE']] as const) {
     expectError(await api(method, `/api/v1/vmhost-connections/${created.body.id}`, body, stranger), 404, 'not_found');
   }
+  expect(await connectionRow(created.body.id)).toEqual(ownersRow);
+  expect((await api('GET', `/api/v1/vmhost-connections/${created.body.id}`)).body).toEqual(ownersView);
   expect((await api('GET', '/api/v1/vmhost-connections', undefined, stranger)).body).toEqual([]);
   expect((await api('DELETE', `/api/v1/vmhost-connections/${created.body.id}`)).status).toBe(204);
   expectError(await api('DELETE', `/api/v1/vmhost-connections/${created.body.id}`), 404, 'not_found');
@@ -70,6 +81,44 @@ it('saves the agent integration against a connection of the tenant, and answers 
   expect((await api('DELETE', `/api/v1/vmhost-connections/${connection.id}`)).status).toBe(204);
 });
 
+it('keeps the agent integration to its tenant: a stranger\'s PUT and DELETE touch only their own', async () => {
+  const connection = (await api('POST', '/api/v1/vmhost-connections', { name: 'Owner agents', apiToken: TOKENS[0], apiBaseUrl: 'https://vmhost.example' })).body;
+  await api('PUT', '/api/v1/integrations/agent-integration', { accessToken: TOKENS[2], project: 'owner-project', connectionId: connection.id, apiBaseUrl: 'https://agents.example' });
+  const ownersView = (await api('GET', '/api/v1/integrations/agent-integration')).body;
+  const ownersRow = await integrationRowOf(connection.id, 'owner-project');
+  expect(ownersRow).not.toBeNull();
+  const unchanged = async () => {
+    expect((await api('GET', '/api/v1/integrations/agent-integration')).body).toEqual(ownersView);
+    expect(await integrationRowOf(connection.id, 'owner-project')).toEqual(ownersRow);
+  };
+  const strangersPut = (connectionId?: string) =>
+    api('PUT', '/api/v1/integrations/agent-integration', { accessToken: 'stranger-agent-token', project: 'stranger-project', connectionId, apiBaseUrl: 'https://evil.example' }, stranger);
+
+  // The owner's connection is not the stranger's to name, whether or not the stranger has an integration yet.
+  let refused = await strangersPut(connection.id);
+  expectError(refused, 400, 'validation_failed');
+  expect(refused.body.error.message).toMatch(/connectionId/);
+  expectError(await api('GET', '/api/v1/integrations/agent-integration', undefined, stranger), 404, 'not_found');
+  await unchanged();
+
+  // The stranger's own save and delete (the integration is one per tenant) reach their own row only.
+  const theirs = await strangersPut();
+  expect(theirs.status).toBe(200);
+  expect(theirs.body).toMatchObject({ project: 'stranger-project', connectionId: null });
+  await unchanged();
+  const theirRow = await integrationRowOf(null, 'stranger-project');
+  refused = await strangersPut(connection.id);
+  expectError(refused, 400, 'validation_failed');
+  expect(await integrationRowOf(null, 'stranger-project')).toEqual(theirRow);
+  await unchanged();
+  expect((await api('DELETE', '/api/v1/integrations/agent-integration', undefined, stranger)).status).toBe(204);
+  expectError(await api('DELETE', '/api/v1/integrations/agent-integration', undefined, stranger), 404, 'not_found');
+  await unchanged();
+
+  expect((await api('DELETE', '/api/v1/integrations/agent-integration')).status).toBe(204);
+  expect((await api('DELETE', `/api/v1/vmhost-connections/${connection.id}`)).status).toBe(204);
+});
+
 it('creates, changes and deletes VM-host targets; the local target is the operator\'s', async () => {
   const connection = (await api('POST', '/api/v1/vmhost-connections', { name: 'VMs', apiToken: TOKENS[0], apiBaseUrl: 'https://vmhost.example' })).body;
   expectError(await api('POST', '/api/v1/execution-targets', { name: 'x', connectionId: 'vmc_nope', image: 'ubuntu' }), 400, 'validation_failed');
@@ -82,13 +131,44 @@ it('creates, changes and deletes VM-host targets; the local target is the operat
 
   const job = (await api('POST', '/api/v1/jobs', { name: 'On VM', promptTemplate: 'x', executionTargetId: created.body.id })).body;
   expectError(await api('DELETE', `/api/v1/execution-targets/${created.body.id}`), 409, 'in_use');
-  expectError(await api('PATCH', `/api/v1/execution-targets/${created.body.id}`, { name: 'mine now' }, stranger), 404, 'not_found');
+  // 404, not 409: a stranger does not learn that the target exists or is in use.
   expectError(await api('DELETE', `/api/v1/execution-targets/${created.body.id}`, undefined, stranger), 404, 'not_found');
   await api('DELETE', `/api/v1/jobs/${job.id}`);
+  // With no job in the way, a stranger's DELETE that escaped the tenant would succeed: it must not.
+  const ownersView = (await api('GET', `/api/v1/execution-targets/${created.body.id}`)).body;
+  const ownersRow = await targetRow(created.body.id);
+  expectError(await api('PATCH', `/api/v1/execution-targets/${created.body.id}`, { name: 'mine now', image: 'attacker-image', size: 'huge', region: 'elsewhere', timeoutSeconds: 60 }, stranger), 404, 'not_found');
+  expectError(await api('DELETE', `/api/v1/execution-targets/${created.body.id}`, undefined, stranger), 404, 'not_found');
+  expect(await targetRow(created.body.id)).toEqual(ownersRow);
+  expect((await api('GET', `/api/v1/execution-targets/${created.body.id}`)).body).toEqual(ownersView);
   expect((await api('DELETE', `/api/v1/execution-targets/${created.body.id}`)).status).toBe(204);
 
   expectError(await api('PATCH', '/api/v1/execution-targets/local', { name: 'renamed' }), 409, 'conflict');
   expectError(await api('DELETE', '/api/v1/execution-targets/local'), 409, 'conflict');
+});
+
+it('refuses a target on another tenant\'s connection, creating and changing nothing', async () => {
+  const mine = (await api('POST', '/api/v1/vmhost-connections', { name: 'Mine', apiToken: TOKENS[0], apiBaseUrl: 'https://vmhost.example' })).body;
+  const foreign = (await api('POST', '/api/v1/vmhost-connections', { name: 'Theirs', apiToken: 'x', apiBaseUrl: 'https://vmhost.example' }, stranger)).body;
+  const target = (await api('POST', '/api/v1/execution-targets', { name: 'Mine', connectionId: mine.id, image: 'agent-runner' })).body;
+  const targetsOnForeign = () => app.database.db.executionTarget.count({ where: { connectionId: foreign.id } });
+  const targetsInAll = () => app.database.db.executionTarget.count();
+  const before = { all: await targetsInAll(), row: await targetRow(target.id) };
+
+  const created = await api('POST', '/api/v1/execution-targets', { name: 'On theirs', connectionId: foreign.id, image: 'agent-runner' });
+  expectError(created, 400, 'validation_failed');
+  expect(created.body.error.message).toMatch(/connectionId/);
+  const changed = await api('PATCH', `/api/v1/execution-targets/${target.id}`, { connectionId: foreign.id, name: 'moved' });
+  expectError(changed, 400, 'validation_failed');
+  expect(changed.body.error.message).toMatch(/connectionId/);
+
+  expect(await targetsOnForeign()).toBe(0);
+  expect(await targetsInAll()).toBe(before.all);
+  expect(await targetRow(target.id)).toEqual(before.row);
+  // And the stranger's connection stays deletable: nothing of the owner's came to use it.
+  expect((await api('DELETE', `/api/v1/vmhost-connections/${foreign.id}`, undefined, stranger)).status).toBe(204);
+  expect((await api('DELETE', `/api/v1/execution-targets/${target.id}`)).status).toBe(204);
+  expect((await api('DELETE', `/api/v1/vmhost-connections/${mine.id}`)).status).toBe(204);
 });
 
 it('never answers a stored token', () => {

@@ -167,8 +167,39 @@ describe('diagnostics', () => {
 
   it('is the tenant\'s own', async () => {
     const stranger = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db, { tenantName: 'Other' }))}` };
+    // The earlier diagnostics verified the connection; a stranger's probe must neither boot a VM nor re-verify it.
+    const verifiedAt = (await app.database.db.vmhostConnection.findUniqueOrThrow({ where: { id: connectionId } })).lastVerifiedAt;
+    expect(verifiedAt).not.toBeNull();
+    const vmsBefore = providers.vms.size;
     const res = await api('POST', `/api/v1/integrations/vmhost/${connectionId}/diagnostics`, undefined, stranger);
     expect([res.status, res.body.error.code]).toEqual([404, 'not_found']);
+    expect(providers.vms.size).toBe(vmsBefore);
+    expect((await app.database.db.vmhostConnection.findUniqueOrThrow({ where: { id: connectionId } })).lastVerifiedAt).toEqual(verifiedAt);
+  });
+
+  it('survives a stranger\'s change or delete of the connection and its target, and still boots with the owner\'s token', async () => {
+    const stranger = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db, { tenantName: 'Other' }))}` };
+    const rows = async () => ({
+      connection: await app.database.db.vmhostConnection.findUniqueOrThrow({ where: { id: connectionId } }),
+      target: await app.database.db.executionTarget.findUniqueOrThrow({ where: { id: targetId } }),
+    });
+    const before = await rows();
+    for (const [method, path, body] of [
+      ['PATCH', `/api/v1/vmhost-connections/${connectionId}`, { name: 'Taken', apiBaseUrl: 'https://attacker.example', apiToken: 'attacker-token' }],
+      ['DELETE', `/api/v1/vmhost-connections/${connectionId}`],
+      ['PATCH', `/api/v1/execution-targets/${targetId}`, { name: 'Taken', image: 'attacker-image' }],
+      ['DELETE', `/api/v1/execution-targets/${targetId}`],
+    ] as const) {
+      const res = await api(method, path, body, stranger);
+      expect([method, path, res.status, res.body.error?.code]).toEqual([method, path, 404, 'not_found']);
+    }
+    expect(await rows()).toEqual(before);
+    // The token, base URL and image still work: the owner's diagnostics pass and boot the owner's image.
+    const vmsBefore = providers.vms.size;
+    const result = await diagnose();
+    expect(result.ok).toBe(true);
+    expect([...providers.vms.values()].slice(vmsBefore).map((vm) => vm.image)).toEqual(['agent-runner']);
+    expect(allDestroyed()).toBe(true);
   });
 });
 
