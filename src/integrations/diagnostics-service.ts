@@ -23,7 +23,7 @@ export function createDiagnosticsService({ box, timing = DEFAULT_TIMING }: { box
       const repo = createConnectionsRepo(db);
       const connection = await repo.find(connectionId);
       if (!connection) throw new NotFound('No such VM-host connection.');
-      const vmhost = vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext));
+      const vmhost = vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing);
       const startedAt = new Date();
       const steps: Step[] = [];
       const step = async (name: Step['step'], check: () => Promise<string>) => {
@@ -59,7 +59,7 @@ export function createDiagnosticsService({ box, timing = DEFAULT_TIMING }: { box
         await step('agent_model_reachability', async () => {
           const integration = await repo.findIntegration();
           if (!integration) throw new ProviderError('no agent integration is saved');
-          const probe = await agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext)).probe({ project: integration.project, vmId: vmId! });
+          const probe = await agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), timing).probe({ project: integration.project, vmId: vmId! });
           if (!probe.ok) throw new ProviderError(`the agent did not reach its model${probe.detail ? `: ${probe.detail}` : ''}`);
           return `The agent reached its model${probe.model ? ` (${probe.model})` : ''}.`;
         });

@@ -1,24 +1,42 @@
 // HTTP clients of the provider APIs of openapi/providers.yaml: the VM host and the coding-agent provider.
-// Errors name the call and the status, never the token; every call has a deadline.
+// Errors name the call and the status, never the token; every call has a deadline; text the provider
+// sends back (errors, details, agent output) has the token blanked out, should a provider echo it.
 import { clip } from '../lib/text';
 
-export class ProviderError extends Error {}
+export class ProviderError extends Error {
+  constructor(
+    message: string,
+    /** A 5xx or no answer: worth another try. Anything else will not change by trying again. */
+    readonly transient = false,
+  ) {
+    super(message);
+  }
+}
 
-const CALL_TIMEOUT_MS = 15_000;
+export const CALL_TIMEOUT_MS = 15_000;
 
-async function call<T>(base: string, token: string, method: string, path: string, body?: unknown, what = path): Promise<{ status: number; body: T }> {
+export interface ClientOptions {
+  /** How long one call may wait for its answer. */
+  callTimeoutMs?: number;
+}
+
+/** `text` with every occurrence of the token blanked out. */
+export const redact = (text: string, token: string) => (token && text.includes(token) ? text.split(token).join('[redacted]') : text);
+
+async function call<T>(base: string, token: string, method: string, path: string, body: unknown, what: string, { callTimeoutMs = CALL_TIMEOUT_MS }: ClientOptions): Promise<{ status: number; body: T }> {
   let res: Response;
+  let text: string;
   try {
     res = await fetch(new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`), {
       method,
       headers: { authorization: `Bearer ${token}`, accept: 'application/json', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
       body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      signal: AbortSignal.timeout(callTimeoutMs),
     });
+    text = await res.text();
   } catch (err) {
-    throw new ProviderError(`${what}: no answer (${(err as Error).name === 'TimeoutError' ? 'timed out' : 'connection failed'})`);
+    throw new ProviderError(`${what}: no answer (${(err as Error).name === 'TimeoutError' ? 'timed out' : 'connection failed'})`, true);
   }
-  const text = await res.text();
   let parsed: unknown = null;
   try {
     parsed = text ? JSON.parse(text) : null;
@@ -29,7 +47,7 @@ async function call<T>(base: string, token: string, method: string, path: string
 }
 
 function expect2xx<T>(answer: { status: number; body: T }, what: string): T {
-  if (answer.status < 200 || answer.status >= 300) throw new ProviderError(`${what}: the provider answered ${answer.status}`);
+  if (answer.status < 200 || answer.status >= 300) throw new ProviderError(`${what}: the provider answered ${answer.status}`, answer.status >= 500);
   return answer.body;
 }
 
@@ -38,18 +56,19 @@ export interface Vm {
   status: 'booting' | 'ready' | 'failed';
 }
 
-export function vmhostClient(base: string, token: string) {
+export function vmhostClient(base: string, token: string, options: ClientOptions = {}) {
+  const request = <T>(method: string, path: string, body: unknown, what: string) => call<T>(base, token, method, path, body, what, options);
   return {
-    permissions: async () => expect2xx(await call<{ permissions?: unknown }>(base, token, 'GET', '/v1/token', undefined, 'checking the token'), 'checking the token').permissions,
+    permissions: async () => expect2xx(await request<{ permissions?: unknown }>('GET', '/v1/token', undefined, 'checking the token'), 'checking the token').permissions,
     createVm: async (input: { name: string; image: string; size?: string | null; region?: string | null }) => {
-      const vm = expect2xx(await call<Vm>(base, token, 'POST', '/v1/vms', input, 'booting a VM'), 'booting a VM');
+      const vm = expect2xx(await request<Vm>('POST', '/v1/vms', input, 'booting a VM'), 'booting a VM');
       if (!vm || typeof vm.id !== 'string') throw new ProviderError('booting a VM: the provider answered no VM id');
       return vm;
     },
-    getVm: async (id: string) => expect2xx(await call<Vm>(base, token, 'GET', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'reading the VM'), 'reading the VM'),
+    getVm: async (id: string) => expect2xx(await request<Vm>('GET', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'reading the VM'), 'reading the VM'),
     /** Idempotent: a VM that is already gone counts as destroyed. */
     destroyVm: async (id: string) => {
-      const answer = await call(base, token, 'DELETE', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'destroying the VM');
+      const answer = await request('DELETE', `/v1/vms/${encodeURIComponent(id)}`, undefined, 'destroying the VM');
       if (answer.status !== 404) expect2xx(answer, 'destroying the VM');
     },
   };
@@ -62,24 +81,28 @@ export interface SessionOutput {
   error?: string;
 }
 
-export function agentClient(base: string, token: string) {
+export function agentClient(base: string, token: string, options: ClientOptions = {}) {
+  const request = <T>(method: string, path: string, body: unknown, what: string) => call<T>(base, token, method, path, body, what, options);
+  const text = (value: unknown) => (typeof value === 'string' ? redact(value, token) : undefined);
   return {
     start: async (input: { project: string; vmId: string; prompt: string; model?: string; effort?: string }) => {
-      const session = expect2xx(await call<{ id?: unknown }>(base, token, 'POST', '/v1/sessions', input, 'starting the agent'), 'starting the agent');
+      const session = expect2xx(await request<{ id?: unknown }>('POST', '/v1/sessions', input, 'starting the agent'), 'starting the agent');
       if (typeof session?.id !== 'string') throw new ProviderError('starting the agent: the provider answered no session id');
       return session.id;
     },
-    output: async (sessionId: string, after: number) => {
-      const out = expect2xx(await call<SessionOutput>(base, token, 'GET', `/v1/sessions/${encodeURIComponent(sessionId)}/output?after=${after}`, undefined, 'reading the agent output'), 'reading the agent output');
+    output: async (sessionId: string, after: number): Promise<SessionOutput> => {
+      const out = expect2xx(await request<SessionOutput>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/output?after=${after}`, undefined, 'reading the agent output'), 'reading the agent output');
       if (!out || !Array.isArray(out.output) || !['running', 'succeeded', 'failed'].includes(out.state)) throw new ProviderError('reading the agent output: unexpected answer');
-      return out;
+      return { ...out, output: out.output.map((line) => ({ ...line, text: text(String(line.text)) ?? '' })), error: text(out.error) };
     },
     cancel: async (sessionId: string) => {
-      await call(base, token, 'POST', `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, {}, 'stopping the agent').catch(() => {});
+      await request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, {}, 'stopping the agent').catch(() => {});
     },
     probe: async (input: { project: string; vmId: string }) => {
-      const answer = expect2xx(await call<{ ok?: unknown; model?: unknown; detail?: unknown }>(base, token, 'POST', '/v1/probe', input, 'probing the model'), 'probing the model');
-      return { ok: answer?.ok === true, model: typeof answer?.model === 'string' ? clip(answer.model) : null, detail: typeof answer?.detail === 'string' ? clip(answer.detail) : null };
+      const answer = expect2xx(await request<{ ok?: unknown; model?: unknown; detail?: unknown }>('POST', '/v1/probe', input, 'probing the model'), 'probing the model');
+      const model = text(answer?.model);
+      const detail = text(answer?.detail);
+      return { ok: answer?.ok === true, model: model === undefined ? null : clip(model), detail: detail === undefined ? null : clip(detail) };
     },
   };
 }

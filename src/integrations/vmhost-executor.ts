@@ -15,14 +15,32 @@ export interface VmhostTiming {
   bootTimeoutMs: number;
   /** How often the VM state and the agent output are read. */
   pollMs: number;
+  /** How long one provider call may wait for its answer (15 s). */
+  callTimeoutMs?: number;
 }
 
 export const DEFAULT_TIMING: VmhostTiming = { bootTimeoutMs: 5 * 60_000, pollMs: 1_000 };
+/** Polls in a row that may fail passingly (a 5xx, no answer) before the run fails: providers have hiccups. */
+const TOLERATED_POLL_FAILURES = 3;
+
+/** Reads by `poll`, forgiving up to TOLERATED_POLL_FAILURES passing failures in a row. */
+function forgiving<A extends unknown[], T>(poll: (...args: A) => Promise<T>, pollMs: number): (...args: A) => Promise<T> {
+  return async (...args) => {
+    for (let failures = 0; ; failures++) {
+      try {
+        return await poll(...args);
+      } catch (err) {
+        if (!(err instanceof ProviderError && err.transient) || failures + 1 >= TOLERATED_POLL_FAILURES) throw err;
+        await sleep(pollMs);
+      }
+    }
+  };
+}
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The clients a run on `targetId` needs, or why it cannot run. */
-export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string) {
+export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string, timing: VmhostTiming) {
   const target = await createTargetsRepo(db).find(targetId);
   if (!target?.connectionId || !target.image) throw new ProviderError('the execution target no longer exists or has no connection and image');
   const repo = createConnectionsRepo(db);
@@ -33,8 +51,8 @@ export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string
   return {
     target,
     connection,
-    vmhost: vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext)),
-    agent: agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext)),
+    vmhost: vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing),
+    agent: agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), timing),
     project: integration.project,
   };
 }
@@ -42,8 +60,9 @@ export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string
 /** Waits until the VM is ready; throws when it fails or does not boot in time. */
 export async function waitReady(vmhost: ReturnType<typeof vmhostClient>, vmId: string, { bootTimeoutMs, pollMs }: VmhostTiming, stopped: () => boolean) {
   const deadline = Date.now() + bootTimeoutMs;
+  const getVm = forgiving(vmhost.getVm, pollMs);
   for (;;) {
-    const vm = await vmhost.getVm(vmId);
+    const vm = await getVm(vmId);
     if (vm?.status === 'ready') return;
     if (vm?.status === 'failed') throw new ProviderError('the VM failed to boot');
     if (stopped()) throw new ProviderError('stopped while the VM booted');
@@ -60,7 +79,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
       let setup: Awaited<ReturnType<typeof vmhostSetup>>;
       let vmId: string;
       try {
-        setup = await vmhostSetup(tenantDb(spec.tenantId), box, spec.targetId);
+        setup = await vmhostSetup(tenantDb(spec.tenantId), box, spec.targetId, timing);
         const vm = await setup.vmhost.createVm({ name: `flows-${spec.runId}`, image: setup.target.image!, size: setup.target.size, region: setup.target.region });
         vmId = vm.id;
       } catch (err) {
@@ -76,6 +95,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
           await waitReady(vmhost, vmId, timing, () => ending !== null || Date.now() > deadline);
           events.provisioning({ status: 'vm_ready', vmId });
           sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}) });
+          const output = forgiving(agent.output, timing.pollMs);
           let after = 0;
           for (;;) {
             if (ending === null && Date.now() > deadline) ending = 'timed_out';
@@ -83,7 +103,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
               await agent.cancel(sessionId);
               break;
             }
-            const out = await agent.output(sessionId, after);
+            const out = await output(sessionId, after);
             for (const line of out.output) {
               events.output(line.stream === 'stderr' ? 'stderr' : 'stdout', String(line.text).slice(0, 8_000));
               after = Math.max(after, line.seq);
@@ -115,7 +135,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
       const [, tenantId, connectionId, vmId] = ref.split(':');
       if (!tenantId || !connectionId || !vmId) return;
       const connection = await createConnectionsRepo(tenantDb(tenantId)).find(connectionId);
-      if (connection) await vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext)).destroyVm(vmId).catch(() => {});
+      if (connection) await vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing).destroyVm(vmId).catch(() => {});
     },
   };
 }

@@ -22,7 +22,7 @@ async function api(method: string, path: string, body?: unknown, headers = beare
 
 beforeAll(async () => {
   providers = await startFakeProviders();
-  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10 } });
+  app = await startTestApp({ rateLimits: { api: 0, apiAddress: 0 } }, { vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10, callTimeoutMs: 300 } });
   const owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   connectionId = (await api('POST', '/api/v1/vmhost-connections', { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url })).body.id;
@@ -77,6 +77,66 @@ it.each([
   const run = await finished(await runOnVm());
   expect(run).toMatchObject({ state: 'failed', error });
   expect(allDestroyed()).toBe(true);
+});
+
+it.each([
+  ['reading the VM answers 502 twice', { read: { with: 502, times: 2 } }],
+  ['reading the agent output answers 503 twice', { output: { with: 503, times: 2 } }],
+  ['reading the agent output goes unanswered once', { output: { with: 'hang', times: 1 } }],
+] as const)('rides out a passing provider failure (%s), and destroys the VM', async (_, fail) => {
+  providers.knobs.fail = structuredClone(fail) as typeof providers.knobs.fail;
+  const run = await finished(await runOnVm());
+  expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'Fixed it' } });
+  expect(providers.failed.length).toBeGreaterThan(0);
+  expect(allDestroyed()).toBe(true);
+});
+
+it.each([
+  ['reading the agent output keeps answering 502', { output: { with: 502 } }, 'The run failed on the VM host: reading the agent output: the provider answered 502.'],
+  ['reading the VM is never answered', { read: { with: 'hang' } }, 'The run failed on the VM host: reading the VM: no answer (timed out).'],
+  ['the agent output is not JSON', { output: { with: 'not-json' } }, 'The run failed on the VM host: reading the agent output: unexpected answer.'],
+  ['starting the agent answers 500', { start: { with: 500 } }, 'The run failed on the VM host: starting the agent: the provider answered 500.'],
+  ['creating the VM is never answered', { create: { with: 'hang' } }, 'The VM could not be created: booting a VM: no answer (timed out).'],
+] as const)('fails clearly when %s, and destroys any VM it booted', async (_, fail, error) => {
+  providers.knobs.fail = structuredClone(fail) as typeof providers.knobs.fail;
+  const run = await finished(await runOnVm());
+  expect(run).toMatchObject({ state: 'failed', error });
+  expect(allDestroyed()).toBe(true);
+});
+
+it('tries destroying a VM again when the host fails, and records a VM it could not destroy', async () => {
+  providers.knobs.fail = { destroy: { with: 503, times: 1 } };
+  const once = await runOnVm();
+  expect((await finished(once)).state).toBe('succeeded');
+  expect(providers.failed).toEqual(['destroy']);
+  expect((await traceOf(once)).filter((e) => e.type === 'target_provisioning').map((e) => e.data.status)).toEqual(['vm_requested', 'vm_ready', 'vm_destroyed']);
+  expect(allDestroyed()).toBe(true);
+
+  providers.knobs.fail = { destroy: { with: 500 } };
+  const never = await runOnVm();
+  expect((await finished(never)).state).toBe('succeeded');
+  const provisioning = (await traceOf(never)).filter((e) => e.type === 'target_provisioning').map((e) => e.data);
+  expect(provisioning.at(-1)).toMatchObject({ status: 'vm_destroy_failed', detail: 'destroying the VM: the provider answered 500' });
+  expect(providers.failed.filter((call) => call === 'destroy')).toHaveLength(1 + 3);
+  expect([...providers.vms.values()].filter((vm) => !vm.destroyed)).toHaveLength(1);
+  // What an operator does with a VM reported as not destroyed, so that the next tests start clean.
+  for (const vm of providers.vms.values()) vm.destroyed = true;
+});
+
+it('fails clearly when the VM host refuses connections', async () => {
+  const dead = (await api('POST', '/api/v1/vmhost-connections', { name: 'Gone host', apiToken: VMHOST_TOKEN, apiBaseUrl: 'http://127.0.0.1:9' })).body.id;
+  const target = (await api('POST', '/api/v1/execution-targets', { name: 'Gone VM', connectionId: dead, image: 'agent-runner' })).body.id;
+  const job = (await api('POST', '/api/v1/jobs', { name: 'On a gone host', promptTemplate: 'x', executionTargetId: target })).body;
+  const run = await finished((await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId);
+  expect(run).toMatchObject({ state: 'failed', error: 'The VM could not be created: booting a VM: no answer (connection failed).' });
+});
+
+it('blanks out the agent token where a provider echoes it, in agent output and errors', async () => {
+  providers.knobs.output = [{ stream: 'stdout', text: `env: AGENT_TOKEN=${AGENT_TOKEN}` }];
+  providers.knobs.end = { state: 'failed', error: `401 for ${AGENT_TOKEN}` };
+  const runId = await runOnVm();
+  expect(await finished(runId)).toMatchObject({ state: 'failed', error: 'The agent failed: 401 for [redacted]' });
+  expect((await traceOf(runId)).filter((e) => e.type === 'agent_output').map((e) => e.data.text)).toEqual(['env: AGENT_TOKEN=[redacted]']);
 });
 
 it('fails clearly when the host refuses to create a VM', async () => {
@@ -153,6 +213,23 @@ describe('diagnostics', () => {
       ['vm_destroy', true],
     ]);
     expect(result.steps[2].detail).toBe('the agent did not reach its model: model quota exhausted');
+    providers.reset();
+
+    providers.knobs.fail = { probe: { with: 502 } };
+    result = await diagnose();
+    expect(result.steps.map((s: any) => [s.step, s.ok, s.detail])).toEqual([
+      ['token_permissions', true, expect.any(String)],
+      ['vm_boot', true, expect.any(String)],
+      ['agent_model_reachability', false, 'probing the model: the provider answered 502'],
+      ['vm_destroy', true, expect.any(String)],
+    ]);
+    providers.reset();
+
+    const vmsBefore = providers.vms.size;
+    providers.knobs.fail = { token: { with: 'hang' } };
+    result = await diagnose();
+    expect(result.steps.map((s: any) => [s.step, s.ok, s.detail])).toEqual([['token_permissions', false, 'checking the token: no answer (timed out)']]);
+    expect(providers.vms.size).toBe(vmsBefore);
     providers.reset();
 
     providers.knobs.bootPolls = 'failed';

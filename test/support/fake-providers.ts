@@ -1,6 +1,7 @@
 // A fake VM host and a fake coding-agent provider, as one real HTTP server on loopback, speaking the
 // provider APIs of openapi/providers.yaml. Knobs inject the failures drivers must survive: missing
-// permissions, 5xx answers, slow or failed boots, lost VMs, agents that fail, hang or cannot reach a model.
+// permissions, 5xx and non-JSON answers, calls never answered, slow or failed boots, lost VMs, agents that
+// fail, hang or cannot reach a model.
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -19,6 +20,24 @@ export interface Knobs {
   probeOk: boolean;
   /** VMs vanish: reading one answers 404. */
   lost: boolean;
+  /**
+   * Calls that fail, as a provider having a bad moment does: answered with a status, with a body that is not
+   * JSON, or never answered (`hang`), `times` times (always when not given).
+   */
+  fail: Partial<Record<ProviderCall, { with: number | 'not-json' | 'hang'; times?: number }>>;
+}
+
+export type ProviderCall = 'token' | 'create' | 'read' | 'destroy' | 'start' | 'output' | 'probe';
+
+/** Which call a request is. */
+function callOf(method: string, path: string): ProviderCall | null {
+  if (path === '/v1/token') return 'token';
+  if (path === '/v1/vms') return method === 'POST' ? 'create' : null;
+  if (path.startsWith('/v1/vms/')) return method === 'DELETE' ? 'destroy' : 'read';
+  if (path === '/v1/sessions') return 'start';
+  if (path.endsWith('/output')) return 'output';
+  if (path === '/v1/probe') return 'probe';
+  return null;
 }
 
 export const defaultKnobs = (): Knobs => ({
@@ -32,6 +51,7 @@ export const defaultKnobs = (): Knobs => ({
   end: { state: 'succeeded', result: { summary: 'Fixed it', pullRequestUrl: 'https://example.test/pr/7' } },
   probeOk: true,
   lost: false,
+  fail: {},
 });
 
 export interface FakeProviders {
@@ -39,6 +59,8 @@ export interface FakeProviders {
   knobs: Knobs;
   vms: Map<string, { polls: number; destroyed: boolean; image: string }>;
   sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string }>;
+  /** The calls failed on purpose, in order. */
+  failed: ProviderCall[];
   /** Back to working providers. */
   reset(): void;
   close(): Promise<void>;
@@ -53,7 +75,7 @@ function bodyOf(req: IncomingMessage): Promise<any> {
 }
 
 export async function startFakeProviders(): Promise<FakeProviders> {
-  const fake = { knobs: defaultKnobs(), vms: new Map(), sessions: new Map() } as Omit<FakeProviders, 'url' | 'close'>;
+  const fake = { knobs: defaultKnobs(), vms: new Map(), sessions: new Map(), failed: [] as ProviderCall[] } as Omit<FakeProviders, 'url' | 'close' | 'reset'>;
   let next = 0;
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(body === undefined ? undefined : JSON.stringify(body));
@@ -65,6 +87,15 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     const forVmhost = url.pathname.startsWith('/v1/token') || url.pathname.startsWith('/v1/vms');
     if (token !== (forVmhost ? VMHOST_TOKEN : AGENT_TOKEN)) return send(401, { error: 'bad token' });
     const { knobs } = fake;
+    const call = callOf(req.method!, url.pathname);
+    const failure = call && knobs.fail[call];
+    if (failure && (failure.times ?? Infinity) > 0) {
+      failure.times = (failure.times ?? Infinity) - 1;
+      fake.failed.push(call);
+      if (failure.with === 'hang') return; // never answered: the caller's deadline ends it
+      if (failure.with === 'not-json') return res.writeHead(200, { 'content-type': 'text/html' }).end('<html>maintenance</html>');
+      return send(failure.with, { error: 'provider trouble' });
+    }
     if (url.pathname === '/v1/token') return send(200, { permissions: knobs.permissions });
     if (url.pathname === '/v1/vms' && req.method === 'POST') {
       if (knobs.createStatus !== 201) return send(knobs.createStatus, { error: 'nope' });
@@ -109,7 +140,11 @@ export async function startFakeProviders(): Promise<FakeProviders> {
   return {
     ...fake,
     url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
-    reset: () => Object.assign(fake.knobs, defaultKnobs()),
-    close: () => new Promise((resolve) => server.close(() => resolve())),
+    reset: () => {
+      Object.assign(fake.knobs, defaultKnobs());
+      fake.failed.length = 0;
+    },
+    // Hung requests are cut, so that closing does not wait for them.
+    close: () => new Promise((resolve) => server.close(() => resolve()).closeAllConnections()),
   } as FakeProviders;
 }
