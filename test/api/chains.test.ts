@@ -56,6 +56,16 @@ it('starts the watching jobs whose states and conditions match, with the finishe
   expect(await settledRuns(unmet.id)).toEqual([]);
 });
 
+/** The job's runs once there are `count` of them, all finished. */
+async function settledCount(jobId: string, count: number) {
+  for (let i = 0; i < 400; i++) {
+    const runs = await settledRuns(jobId);
+    if (runs.length >= count) return runs;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`job ${jobId} never had ${count} finished runs`);
+}
+
 it('refuses a chain that loops, including a job watching itself', async () => {
   const a = await job({ name: 'A', promptTemplate: 'x' });
   const b = await job({ name: 'B', promptTemplate: 'x', triggers: [{ type: 'run', jobId: a.id, states: ['succeeded'] }] });
@@ -69,4 +79,28 @@ it('refuses a chain that loops, including a job watching itself', async () => {
   const ok = await call(app, 'PATCH', `/api/v1/jobs/${b.id}`, { headers: bearer, body: { triggers: [{ type: 'run', jobId: a.id, states: ['failed'] }] } });
   expect(ok.status).toBe(200);
   expect((await call(app, 'GET', `/api/v1/jobs/${a.id}`, { headers: bearer })).body.triggers).toEqual([]);
+});
+
+it('follows failed and canceled runs to the jobs watching those states, and an evaluation error starts nothing', async () => {
+  const flaky = await job({ name: 'Flaky', promptTemplate: '{{ data.mode }}' });
+  const onFailure = await job({ name: 'Report failure', promptTemplate: 'Failed: {{ error }}', triggers: [{ type: 'run', id: 'trg_failed', jobId: flaky.id, states: ['failed', 'timed_out'] }] });
+  const onCancel = await job({ name: 'Clean up', promptTemplate: 'Canceled {{ name }}', triggers: [{ type: 'run', id: 'trg_canceled', jobId: flaky.id, states: ['canceled'] }] });
+  const broken = await job({ name: 'Broken', promptTemplate: 'x', triggers: [{ type: 'run', jobId: flaky.id, states: ['failed', 'canceled'], conditions: { if: 'result.missing.deeper == 1.0' } }] });
+
+  const invoke = async (mode: string) => (await call(app, 'POST', `/api/v1/jobs/${flaky.id}/invocations`, { headers: bearer, body: { data: { mode } } })).body.runId as string;
+  await invoke('fail');
+  expect((await settledRuns(flaky.id)).map((run) => run.state)).toEqual(['failed']);
+  const reported = await settledCount(onFailure.id, 1);
+  expect(reported).toHaveLength(1);
+  expect(reported[0]).toMatchObject({ trigger: { type: 'run', id: 'trg_failed' }, prompt: expect.stringMatching(/^Failed: .*bad things happened/) });
+  expect(await settledRuns(onCancel.id)).toEqual([]);
+
+  const sleeping = await invoke('sleep');
+  for (let i = 0; i < 200 && (await call(app, 'GET', `/api/v1/runs/${sleeping}`, { headers: bearer })).body.state !== 'running'; i++) await new Promise((resolve) => setTimeout(resolve, 10));
+  expect((await call(app, 'POST', `/api/v1/runs/${sleeping}/stop`, { headers: bearer })).status).toBe(202);
+  const cleaned = await settledCount(onCancel.id, 1);
+  expect(cleaned).toHaveLength(1);
+  expect(cleaned[0]).toMatchObject({ trigger: { type: 'run', id: 'trg_canceled' }, prompt: expect.stringMatching(/^Canceled /) });
+  expect(await settledRuns(onFailure.id)).toHaveLength(1);
+  expect(await settledRuns(broken.id)).toEqual([]);
 });
