@@ -149,6 +149,25 @@ it('retries with backoff under the same webhook-id, until 24 hours have passed',
   await call(app, 'DELETE', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer });
 });
 
+it('counts a redirect and an endpoint that refuses connections as failed attempts, to be tried again', async () => {
+  received.length = 0;
+  const redirecting = await subscribe(['run.queued']);
+  const refusing = (await call(app, 'POST', '/api/v1/event-subscriptions', { headers: bearer, body: { url: 'http://127.0.0.1:9/hook', events: ['run.queued'] } })).body;
+  const job = (await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'Unreachable', promptTemplate: 'x' } })).body;
+  answers.push(302);
+  await call(app, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers: bearer, body: {} });
+  const attempted = async (id: string) => {
+    await settle();
+    const [row] = await deliveriesOf(id);
+    return row?.attempts === 1 && row;
+  };
+  // A redirect is not followed: the event goes only where the subscription says.
+  expect(await until('the redirected attempt', () => attempted(redirecting.id))).toMatchObject({ state: 'pending', lastStatusCode: 302, nextAttemptAt: expect.any(String) });
+  expect(received).toHaveLength(1);
+  expect(await until('the refused attempt', () => attempted(refusing.id))).toMatchObject({ state: 'pending', lastStatusCode: null, nextAttemptAt: expect.any(String) });
+  for (const id of [redirecting.id, refusing.id]) await call(app, 'DELETE', `/api/v1/event-subscriptions/${id}`, { headers: bearer });
+});
+
 it('disables the subscription when the endpoint answers 410', async () => {
   const subscription = await subscribe(['run.queued']);
   const job = (await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'Gone', promptTemplate: 'x' } })).body;
