@@ -1,9 +1,11 @@
 // Webhook sources and signed intake: each format verified with real sender code (the `standardwebhooks`
-// package signs; GitHub, Linear and plain HMAC are signed as those senders do), refusals that never say
-// which check failed, repeated deliveries recorded once, and a delivery that starts the runs of matching
-// triggers through to their end, with the decisions in the activity. Secrets never come back.
+// package and GitHub's `@octokit/webhooks-methods` sign; Linear and plain HMAC are signed as those senders
+// do), refusals that never say which check failed, repeated deliveries recorded once, and a delivery that
+// starts the runs of matching triggers through to their end, with the decisions in the activity. Secrets
+// never come back.
 import { createHmac, randomUUID } from 'node:crypto';
 import request from 'supertest';
+import { sign as signAsGitHub } from '@octokit/webhooks-methods';
 import { Webhook } from 'standardwebhooks';
 import { agentCommand } from '../support/agent';
 import { BASE_URL, startTestApp, type TestApp } from '../support/app';
@@ -126,7 +128,10 @@ describe('intake', () => {
     const source = await createSource(format);
     const payload = format === 'linear' ? JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: { title: 'x' } }) : issueLabeled();
     const credentials = { authorization: 'Bearer sender-token', 'x-api-key': 'k-123', 'x-gitlab-token': 'glt-123', 'x-webhook-secret': 's-123', cookie: 'a=b' };
-    const res = await deliver(source.id, payload, { ...credentials, 'x-request-source': 'ci', ...signed(format, source.signingSecret, payload) });
+    const headers = signed(format, source.signingSecret, payload);
+    // GitHub's own signing code (the library its SDK signs and verifies deliveries with).
+    if (format === 'github') headers['x-hub-signature-256'] = await signAsGitHub(source.signingSecret, payload);
+    const res = await deliver(source.id, payload, { ...credentials, 'x-request-source': 'ci', ...headers });
     expect(res.status).toBe(202);
     expect(res.body).toEqual({ activityId: expect.stringMatching(/^act_/), duplicate: false });
     const activity = (await api('GET', `/api/v1/webhook-activity/${res.body.activityId}`)).body;
