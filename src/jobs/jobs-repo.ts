@@ -95,7 +95,8 @@ export function createJobsRepo(db: TenantDb) {
     runTriggerEdges: async () =>
       (await db.trigger.findMany({ where: { type: 'run' }, select: { jobId: true, watchedJobId: true } })).map((edge) => ({ from: edge.watchedJobId!, to: edge.jobId })),
 
-    webhookSourceExists: async (id: string) => (await db.webhookSource.count({ where: { id } })) > 0,
+    /** A live source: a deleted one takes no deliveries, so no trigger may name it. */
+    webhookSourceExists: async (id: string) => (await db.webhookSource.count({ where: { id, deletedAt: null } })) > 0,
   };
 }
 

@@ -123,6 +123,16 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
       }
     },
 
+    /**
+     * Triggers as saving them into `job` would take them (compiled, their sources and watched jobs found in
+     * the tenant), for a backtest of a draft: nothing is saved.
+     */
+    async draftTriggers(db: TenantDb, job: Pick<JobRow, 'promptTemplate' | 'runNameTemplate'>, inputs: NonNullable<JobCreate['triggers']>): Promise<Trigger[]> {
+      const triggers = withIdentity(inputs);
+      checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers });
+      return resolveReferences(createJobsRepo(db), triggers);
+    },
+
     async create(db: TenantDb, input: JobCreate): Promise<JobView> {
       const repo = createJobsRepo(db);
       const { triggers: inputs = [], ...fields } = input;

@@ -80,6 +80,25 @@ export interface CompiledCel {
   evaluate(context: Record<string, unknown>, size: number): CelOutcome;
 }
 
+const MAX_PLAIN_DEPTH = 32;
+
+/**
+ * A CEL value as plain JSON, to show as a detail's `actual`: ints and uints as numbers, bytes as base64,
+ * lists and maps as arrays and objects. Anything else (a timestamp, a duration) has no plain form: undefined.
+ */
+function plainValue(value: unknown, depth = 0): unknown {
+  const { cel } = celLibrary();
+  if (depth > MAX_PLAIN_DEPTH) return undefined;
+  if (value === null || typeof value === 'boolean' || typeof value === 'string') return value;
+  if (typeof value === 'number') return Number.isFinite(value) ? value : String(value);
+  if (typeof value === 'bigint') return Number(value);
+  if (cel.isCelUint(value)) return Number(value.value);
+  if (value instanceof Uint8Array) return Buffer.from(value).toString('base64');
+  if (cel.isCelList(value)) return [...value].map((item) => plainValue(item, depth + 1) ?? null);
+  if (cel.isCelMap(value)) return Object.fromEntries([...value].map(([key, item]) => [String(plainValue(key, depth + 1)), plainValue(item, depth + 1) ?? null]));
+  return undefined;
+}
+
 /** Why CEL refused, with the fix for the mistake everybody makes once: JSON numbers are doubles. */
 function explain(error: { message: string }): string {
   const hint = /overload/.test(error.message) && /double/.test(error.message) ? ' (JSON numbers are doubles in CEL: write 1.0, not 1)' : '';
@@ -103,7 +122,10 @@ export function compileCel(expression: string): CompiledCel {
       if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
       const result = run(context);
       if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
-      if (typeof result !== 'boolean') return { ok: false, error: 'the `if` expression must evaluate to a boolean', value: typeof result === 'bigint' ? Number(result) : result };
+      if (typeof result !== 'boolean') {
+        const value = plainValue(result);
+        return { ok: false, error: 'the `if` expression must evaluate to a boolean', ...(value === undefined ? {} : { value }) };
+      }
       return { ok: true, value: result };
     },
   };

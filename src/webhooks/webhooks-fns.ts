@@ -156,9 +156,13 @@ type Detail = TriggerDecision['details'][number];
 /** Cuts a large `actual`: a condition on a big field (an issue body) does not copy it into every decision. */
 function recordedDetail(detail: Detail): Detail {
   const { actual } = detail;
-  if (actual === undefined || actual === null || typeof actual === 'number' || typeof actual === 'boolean' || (typeof actual === 'string' && actual.length < RECORDED_ACTUAL - 2)) return detail;
+  // A string's JSON is at most six characters per character and two quotes: short ones need no look.
+  if (actual === undefined || actual === null || typeof actual === 'number' || typeof actual === 'boolean' || (typeof actual === 'string' && actual.length * 6 + 2 <= RECORDED_ACTUAL)) return detail;
   const json = JSON.stringify(actual);
-  return json.length > RECORDED_ACTUAL ? { ...detail, actual: `${json.slice(0, RECORDED_ACTUAL)}…` } : detail;
+  if (json.length <= RECORDED_ACTUAL) return detail;
+  // Never between the two halves of a surrogate pair (an emoji): PostgreSQL refuses half of one.
+  const end = /[\ud800-\udbff]/.test(json[RECORDED_ACTUAL - 1]) ? RECORDED_ACTUAL - 1 : RECORDED_ACTUAL;
+  return { ...detail, actual: `${json.slice(0, end)}…` };
 }
 
 /** How one trigger decided on a delivery, as activity and backtests record it. */

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import { containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
-import { checkJob, withIdentity, type Trigger } from '../jobs/jobs-fns';
+import type { Trigger } from '../jobs/jobs-fns';
 import { jobView, type JobsService } from '../jobs/jobs-service';
 import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
@@ -58,7 +58,7 @@ export interface WebhooksDeps {
   baseUrl: URL;
   queue: WorkQueue;
   runs: Pick<RunsService, 'startTriggered'>;
-  jobs: Pick<JobsService, 'find'>;
+  jobs: Pick<JobsService, 'find' | 'draftTriggers'>;
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<LiveSource | null>;
@@ -106,16 +106,6 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     const row = await createWebhooksRepo(db).findSource(id);
     if (!row) throw sourceNotFound();
     return row;
-  }
-
-  /** A draft's webhook triggers must name sources of the tenant, as a saved job's must. */
-  async function requireSources(db: TenantDb, triggers: Trigger[]) {
-    const repo = createWebhooksRepo(db);
-    for (const [index, trigger] of triggers.entries()) {
-      if (trigger.type === 'webhook' && !(await repo.findSource(trigger.sourceId))) {
-        throw new ValidationFailed(`\`triggers[${index}].sourceId\` "${clip(trigger.sourceId)}" is not a webhook source of this tenant.`);
-      }
-    }
   }
 
   /**
@@ -213,11 +203,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const job = await jobs.find(db, jobRef);
       if (!job) throw new NotFound('No such job.');
       let triggers: Trigger[] = jobView(job).triggers;
-      if (input.triggers) {
-        triggers = withIdentity(input.triggers);
-        checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers });
-        await requireSources(db, triggers);
-      }
+      if (input.triggers) triggers = await jobs.draftTriggers(db, job, input.triggers);
       const candidates = triggers.filter((trigger): trigger is WebhookTrigger => trigger.type === 'webhook' && trigger.enabled);
       const until = input.until ? instant(input.until, 'until') : now();
       const since = input.since ? instant(input.since, 'since') : new Date(until.getTime() - BACKTEST_WINDOW_MS);

@@ -120,6 +120,11 @@ describe('webhook sources', () => {
     const refused = await deliver(source.id, body, signed('github', source.signingSecret, body, { event: 'push' }));
     expect([refused.status, refused.body.error.code]).toEqual([401, 'invalid_signature']);
     expect((await api('GET', `/api/v1/webhook-activity/${accepted.body.activityId}`)).status).toBe(200);
+    // No trigger may name it again, saved or drafted for a backtest: it takes no deliveries.
+    const trigger = { type: 'webhook', sourceId: source.id, events: ['push'] };
+    const saved = await api('PATCH', `/api/v1/jobs/${job.body.id}`, { triggers: [trigger] });
+    const drafted = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, { triggers: [trigger] });
+    for (const res of [saved, drafted]) expect([res.status, res.body.error.code, res.body.error.message]).toEqual([400, 'validation_failed', expect.stringContaining('triggers[0].sourceId')]);
   });
 });
 

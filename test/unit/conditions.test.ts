@@ -126,6 +126,27 @@ describe('CEL', () => {
     expect(decision).toMatchObject({ decision: 'error', error: 'the `if` expression must evaluate to a boolean', details: [{ part: 'if', actual: 'Saving twice crashes', result: false }] });
   });
 
+  it.each([
+    ['payload.issue.labels', [{ name: 'bug' }, { name: 'agent' }]],
+    ['payload.issue.labels.map(l, size(l.name))', [3, 5]],
+    ['payload.issue.user', { login: 'octocat' }],
+    ['b"ab"', 'YWI='],
+    ['2u', 2],
+  ])('shows a %s result that is not a boolean as plain JSON', (expression, actual) => {
+    const decision = cel(expression);
+    expect(decision).toMatchObject({ decision: 'error', error: 'the `if` expression must evaluate to a boolean', details: [{ part: 'if', actual, result: false }] });
+    expect(JSON.parse(JSON.stringify(decision))).toEqual(decision);
+  });
+
+  it('shows no actual for a result with no plain JSON form', () => {
+    for (const expression of ['timestamp(payload.issue.created_at)', 'duration("1s")']) {
+      const decision = cel(expression);
+      expect(decision.decision).toBe('error');
+      expect(decision.details[0]).not.toHaveProperty('actual');
+      expect(() => JSON.stringify(decision)).not.toThrow();
+    }
+  });
+
   it('answers error for a syntax error, naming the part', () => {
     expect(cel('payload.issue.number >')).toMatchObject({ decision: 'error', error: expect.stringMatching(/^if: CEL parse error/) });
   });

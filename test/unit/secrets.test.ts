@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
 import { createSecretBox } from '../../src/lib/secrets';
-import { matchesEvents } from '../../src/webhooks/webhooks-fns';
 
 describe('the secret box', () => {
   const box = createSecretBox(randomBytes(32));
@@ -21,19 +20,5 @@ describe('the secret box', () => {
     expect(() => box.open([version, iv, flipped.toString('base64url')].join('.'))).toThrow();
     expect(() => createSecretBox(randomBytes(32)).open(sealed)).toThrow();
     expect(() => box.open('plain text')).toThrow();
-  });
-});
-
-describe('event patterns', () => {
-  it.each([
-    [['issues.labeled'], 'issues.labeled', true],
-    [['issues.labeled'], 'issues.labeled.extra', false],
-    [['pull_request.*'], 'pull_request.opened', true],
-    [['pull_request.*'], 'pull_requestXopened', false],
-    [['*'], 'push', true],
-    [['Issue.*', 'push'], 'push', true],
-    [['is(sues'], 'is(sues', true],
-  ])('%j matches %s: %s', (patterns, name, expected) => {
-    expect(matchesEvents(patterns as string[], name as string)).toBe(expected);
   });
 });
