@@ -1978,6 +1978,14 @@ export interface components {
         DecisionDetail: {
             /** @description `all`, `any`, `none` or `if` (or the offending part, on a compile error). */
             part: string;
+            /** @description The leaf's path (leaves only). */
+            path?: string;
+            /** @description The leaf's operator (leaves only). */
+            op?: string;
+            /** @description The leaf's value, or the CEL expression of `if`. */
+            expected?: unknown;
+            /** @description The value found at the path (every value for a path with `[*]`), or the value of the expression; absent when the path leads nowhere or the value has no JSON form. Cut as said above. */
+            actual?: unknown;
             /** @description Whether the leaf held. */
             result: boolean;
         } & {
@@ -2446,9 +2454,9 @@ export interface components {
                 decision: "match" | "no-match" | "error";
                 /** @description What failed; present only when `decision` is `error`. */
                 error?: string;
-                /** @description One item per evaluated leaf of the trigger's conditions; empty when it has none. */
+                /** @description One item per evaluated leaf of the trigger's conditions; empty when it has none, and for deliveries evaluated before decisions recorded their details. */
                 details: components["schemas"]["DecisionDetail"][];
-                /** @description The run this trigger started (on `match`); null otherwise. */
+                /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
             }[];
             /** @description Runs the delivery started. */

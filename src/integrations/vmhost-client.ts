@@ -6,7 +6,7 @@ import { clip } from '../lib/text';
 export class ProviderError extends Error {
   constructor(
     message: string,
-    /** A 5xx or no answer: worth another try. Anything else will not change by trying again. */
+    /** A 5xx, 429 or no answer: worth another try. Anything else will not change by trying again. */
     readonly transient = false,
   ) {
     super(message);
@@ -22,6 +22,12 @@ export interface ClientOptions {
 
 /** `text` with every occurrence of the token blanked out. */
 export const redact = (text: string, token: string) => (token && text.includes(token) ? text.split(token).join('[redacted]') : text);
+
+/** A JSON value with the token blanked out of every string in it, keys included. */
+function redactJson<T>(value: T, token: string): T {
+  const json = JSON.stringify(value);
+  return json !== undefined && token && json.includes(JSON.stringify(token).slice(1, -1)) ? JSON.parse(redact(json, JSON.stringify(token).slice(1, -1))) : value;
+}
 
 async function call<T>(base: string, token: string, method: string, path: string, body: unknown, what: string, { callTimeoutMs = CALL_TIMEOUT_MS }: ClientOptions): Promise<{ status: number; body: T }> {
   let res: Response;
@@ -47,7 +53,7 @@ async function call<T>(base: string, token: string, method: string, path: string
 }
 
 function expect2xx<T>(answer: { status: number; body: T }, what: string): T {
-  if (answer.status < 200 || answer.status >= 300) throw new ProviderError(`${what}: the provider answered ${answer.status}`, answer.status >= 500);
+  if (answer.status < 200 || answer.status >= 300) throw new ProviderError(`${what}: the provider answered ${answer.status}`, answer.status >= 500 || answer.status === 429);
   return answer.body;
 }
 
@@ -93,7 +99,7 @@ export function agentClient(base: string, token: string, options: ClientOptions 
     output: async (sessionId: string, after: number): Promise<SessionOutput> => {
       const out = expect2xx(await request<SessionOutput>('GET', `/v1/sessions/${encodeURIComponent(sessionId)}/output?after=${after}`, undefined, 'reading the agent output'), 'reading the agent output');
       if (!out || !Array.isArray(out.output) || !['running', 'succeeded', 'failed'].includes(out.state)) throw new ProviderError('reading the agent output: unexpected answer');
-      return { ...out, output: out.output.map((line) => ({ ...line, text: text(String(line.text)) ?? '' })), error: text(out.error) };
+      return { ...out, output: out.output.map((line) => ({ ...line, text: text(String(line.text)) ?? '' })), error: text(out.error), result: out.result && redactJson(out.result, token) };
     },
     cancel: async (sessionId: string) => {
       await request('POST', `/v1/sessions/${encodeURIComponent(sessionId)}/cancel`, {}, 'stopping the agent').catch(() => {});

@@ -20,17 +20,17 @@ export interface VmhostTiming {
 }
 
 export const DEFAULT_TIMING: VmhostTiming = { bootTimeoutMs: 5 * 60_000, pollMs: 1_000 };
-/** Polls in a row that may fail passingly (a 5xx, no answer) before the run fails: providers have hiccups. */
-const TOLERATED_POLL_FAILURES = 3;
+/** Tries a poll gets when its failures may pass (a 5xx, 429, no answer): providers have hiccups. */
+const POLL_ATTEMPTS = 3;
 
-/** Reads by `poll`, forgiving up to TOLERATED_POLL_FAILURES passing failures in a row. */
-function forgiving<A extends unknown[], T>(poll: (...args: A) => Promise<T>, pollMs: number): (...args: A) => Promise<T> {
+/** Reads by `poll`, trying again after a passing failure, POLL_ATTEMPTS times at most, until `givenUp`. */
+function forgiving<A extends unknown[], T>(poll: (...args: A) => Promise<T>, pollMs: number, givenUp: () => boolean): (...args: A) => Promise<T> {
   return async (...args) => {
-    for (let failures = 0; ; failures++) {
+    for (let attempt = 1; ; attempt++) {
       try {
         return await poll(...args);
       } catch (err) {
-        if (!(err instanceof ProviderError && err.transient) || failures + 1 >= TOLERATED_POLL_FAILURES) throw err;
+        if (!(err instanceof ProviderError && err.transient) || attempt >= POLL_ATTEMPTS || givenUp()) throw err;
         await sleep(pollMs);
       }
     }
@@ -60,7 +60,7 @@ export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string
 /** Waits until the VM is ready; throws when it fails or does not boot in time. */
 export async function waitReady(vmhost: ReturnType<typeof vmhostClient>, vmId: string, { bootTimeoutMs, pollMs }: VmhostTiming, stopped: () => boolean) {
   const deadline = Date.now() + bootTimeoutMs;
-  const getVm = forgiving(vmhost.getVm, pollMs);
+  const getVm = forgiving(vmhost.getVm, pollMs, stopped);
   for (;;) {
     const vm = await getVm(vmId);
     if (vm?.status === 'ready') return;
@@ -95,7 +95,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
           await waitReady(vmhost, vmId, timing, () => ending !== null || Date.now() > deadline);
           events.provisioning({ status: 'vm_ready', vmId });
           sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}) });
-          const output = forgiving(agent.output, timing.pollMs);
+          const output = forgiving(agent.output, timing.pollMs, () => ending !== null || Date.now() > deadline);
           let after = 0;
           for (;;) {
             if (ending === null && Date.now() > deadline) ending = 'timed_out';

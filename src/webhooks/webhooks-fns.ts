@@ -39,9 +39,9 @@ const text = (value: unknown) => (typeof value === 'string' && value.length > 0 
 /**
  * Headers that carry credentials never reach the context (stored, shown in activity, seen by templates):
  * signatures, and anything named like a credential (`authorization`, `cookie`, `x-api-key`,
- * `x-gitlab-token`, `x-webhook-secret`, …).
+ * `x-gitlab-token`, `x-webhook-secret`, `x-functions-key`, `x-auth`, …).
  */
-const CREDENTIAL_HEADER = /signature|authori[sz]ation|cookie|token|secret|passw|api[-_]?key|credential/;
+const CREDENTIAL_HEADER = /signature|authori[sz]ation|cookie|token|secret|passw|credential|(^|-)(api-?)?(key|auth)(-|$)|api_?key/;
 
 export interface VerifyInput {
   format: WebhookFormat;
@@ -128,24 +128,23 @@ export function webhookContext(source: { id: string; format: string; signatureHe
 /** `issues.labeled`, or `push` for a delivery without an action: what `events` patterns match. */
 export const eventName = (event: string, action: string | null) => (action ? `${event}.${action}` : event);
 
-const PATTERNS_KEPT = 1000;
-const patternTests = new Map<string, (name: string) => boolean>();
+const GLOBS_KEPT = 1000;
+const globs = new Map<string, RegExp>();
 
-/** The test of one pattern: a plain name compares, a glob is a regular expression made once. */
-function patternTest(pattern: string): (name: string) => boolean {
-  let test = patternTests.get(pattern);
-  if (!test) {
-    const glob = pattern.includes('*') && new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
-    test = glob ? (name) => glob.test(name) : (name) => name === pattern;
-    if (patternTests.size >= PATTERNS_KEPT) patternTests.clear();
-    patternTests.set(pattern, test);
+/** The regular expression of a pattern with `*`, made once (the oldest is let go when many are kept). */
+function globOf(pattern: string): RegExp {
+  let glob = globs.get(pattern);
+  if (!glob) {
+    glob = new RegExp(`^${pattern.split('*').map((part) => part.replace(/[.+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`);
+    if (globs.size >= GLOBS_KEPT) globs.delete(globs.keys().next().value!);
+    globs.set(pattern, glob);
   }
-  return test;
+  return glob;
 }
 
 /** Whether one of the patterns (`*` matches any run of characters) matches the whole name. */
 export function matchesEvents(patterns: string[], name: string): boolean {
-  return patterns.some((pattern) => patternTest(pattern)(name));
+  return patterns.some((pattern) => (pattern.includes('*') ? globOf(pattern).test(name) : pattern === name));
 }
 
 /** A detail's `actual` whose JSON is longer than this is cut where decisions are recorded. */

@@ -103,4 +103,6 @@ it('follows failed and canceled runs to the jobs watching those states, and an e
   expect(cleaned[0]).toMatchObject({ trigger: { type: 'run', id: 'trg_canceled' }, prompt: expect.stringMatching(/^Canceled /) });
   expect(await settledRuns(onFailure.id)).toHaveLength(1);
   expect(await settledRuns(broken.id)).toEqual([]);
+  // Its conditions were looked at and failed to evaluate (fail closed), once for each finished run.
+  expect(app.logLines.filter((line) => line.includes('run trigger conditions could not be evaluated'))).toHaveLength(2);
 });

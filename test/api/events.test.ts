@@ -19,7 +19,7 @@ let app: TestApp;
 let bearer: Record<string, string>;
 let receiver: Server;
 let receiverUrl: string;
-const received: { headers: Record<string, string>; body: string }[] = [];
+const received: { headers: Record<string, string>; body: string; url?: string }[] = [];
 const answers: number[] = []; // statuses to answer, in order; 204 once used up
 
 beforeAll(async () => {
@@ -29,8 +29,10 @@ beforeAll(async () => {
     let body = '';
     req.on('data', (chunk) => (body += chunk));
     req.on('end', () => {
-      received.push({ headers: req.headers as Record<string, string>, body });
-      res.writeHead(answers.shift() ?? 204).end();
+      received.push({ headers: req.headers as Record<string, string>, body, url: req.url });
+      const status = answers.shift() ?? 204;
+      // A redirect points back at this receiver, at a path that shows whether it was followed.
+      res.writeHead(status, status >= 300 && status < 400 ? { location: '/followed' } : {}).end();
     });
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
@@ -163,7 +165,7 @@ it('counts a redirect and an endpoint that refuses connections as failed attempt
   };
   // A redirect is not followed: the event goes only where the subscription says.
   expect(await until('the redirected attempt', () => attempted(redirecting.id))).toMatchObject({ state: 'pending', lastStatusCode: 302, nextAttemptAt: expect.any(String) });
-  expect(received).toHaveLength(1);
+  expect(received.map((r) => r.url)).toEqual(['/hook']);
   expect(await until('the refused attempt', () => attempted(refusing.id))).toMatchObject({ state: 'pending', lastStatusCode: null, nextAttemptAt: expect.any(String) });
   for (const id of [redirecting.id, refusing.id]) await call(app, 'DELETE', `/api/v1/event-subscriptions/${id}`, { headers: bearer });
 });

@@ -132,7 +132,7 @@ describe('intake', () => {
   it.each(['github', 'linear', 'standard-webhooks', 'hmac-sha256'])('accepts a %s delivery signed by its sender, and refuses a wrong secret', async (format) => {
     const source = await createSource(format);
     const payload = format === 'linear' ? JSON.stringify({ type: 'Issue', action: 'create', webhookTimestamp: Date.now(), data: { title: 'x' } }) : issueLabeled();
-    const credentials = { authorization: 'Bearer sender-token', 'x-api-key': 'k-123', 'x-gitlab-token': 'glt-123', 'x-webhook-secret': 's-123', cookie: 'a=b' };
+    const credentials = { authorization: 'Bearer sender-token', 'x-api-key': 'k-123', 'x-gitlab-token': 'glt-123', 'x-webhook-secret': 's-123', 'x-functions-key': 'f-123', 'x-auth': 'a-123', cookie: 'a=b' };
     const headers = signed(format, source.signingSecret, payload);
     // GitHub's own signing code (the library its SDK signs and verifies deliveries with).
     if (format === 'github') headers['x-hub-signature-256'] = await signAsGitHub(source.signingSecret, payload);
