@@ -38,14 +38,15 @@ export interface SchedulerDeps {
   now: () => Date;
 }
 
+/** The slots in (after, until], oldest first: at most the newest MAX_SLOTS. */
 function slotsBetween(config: ScheduleConfig, after: Date, until: Date): Date[] {
   const cron = new Cron(config.cron, { timezone: config.timezone ?? 'UTC', paused: true });
-  const slots: Date[] = [];
-  for (let next = cron.nextRun(after); next && next <= until; next = cron.nextRun(next)) {
-    slots.push(next);
-    if (slots.length > MAX_SLOTS) slots.shift();
-  }
-  return slots;
+  // Found backwards from `until`: after a long outage, walking forward through every missed slot of a
+  // minutely schedule would hold the event loop for seconds.
+  return cron
+    .previousRuns(MAX_SLOTS, new Date(until.getTime() + 1))
+    .filter((slot) => slot > after)
+    .reverse();
 }
 
 export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now }: SchedulerDeps) {

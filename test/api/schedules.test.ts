@@ -124,3 +124,33 @@ it('gives a slot back when its run could not be started, tries it again at the n
   }
   await app.runner.idle();
 });
+
+it('fires a daily slot once on the days the clocks change: a time that does not exist moves on, one that comes twice fires once', async () => {
+  const job = await scheduledJob({ cron: '30 2 * * *', timezone: 'Europe/Berlin', data: { task: 'nightly' } });
+  // The other tests' jobs would tick through a year of their slots too: they rest.
+  await app.database.db.job.updateMany({ where: { id: { not: job.id } }, data: { enabled: false } });
+  const firedAfterTick = async (iso: string) => {
+    clock = new Date(new Date(iso).getTime() + 5000);
+    await app.scheduler.tick();
+    return (await slotsOf(job.id)).filter((s) => s.state === 'fired').map((s) => s.slot.toISOString());
+  };
+  // 2027-03-28: Berlin's clocks jump from 02:00 to 03:00, so 02:30 never comes; the slot is 03:00 CEST.
+  expect(await firedAfterTick('2027-03-28T01:00:00Z')).toEqual(['2027-03-28T01:00:00.000Z']);
+  expect((await firedAfterTick('2027-03-29T00:30:00Z')).at(-1)).toBe('2027-03-29T00:30:00.000Z'); // 02:30 CEST
+  // 2027-10-31: 02:30 comes twice (CEST, then CET); it fires the first time only.
+  expect((await firedAfterTick('2027-10-31T00:30:00Z')).at(-1)).toBe('2027-10-31T00:30:00.000Z');
+  expect((await firedAfterTick('2027-10-31T01:30:00Z')).at(-1)).toBe('2027-10-31T00:30:00.000Z');
+  expect(await firedAfterTick('2027-11-01T01:30:00Z')).toEqual(['2027-03-28T01:00:00.000Z', '2027-03-29T00:30:00.000Z', '2027-10-31T00:30:00.000Z', '2027-11-01T01:30:00.000Z']);
+  await app.runner.idle();
+});
+
+it('records only the newest slots after a long outage', async () => {
+  const job = await scheduledJob({ cron: '* * * * *', data: { task: 'minutely' } });
+  await app.database.db.job.updateMany({ where: { id: { not: job.id } }, data: { enabled: false } });
+  clock = new Date(job.saved.getTime() + 365 * 24 * 3600 * 1000); // a year of minutes missed
+  expect(await app.scheduler.tick()).toEqual({ fired: 1, skipped: 99 });
+  const slots = await slotsOf(job.id);
+  expect(slots).toHaveLength(100);
+  expect(slots.at(-1)!.slot.getTime()).toBe(Math.floor(clock.getTime() / 60_000) * 60_000);
+  await app.runner.idle();
+});
