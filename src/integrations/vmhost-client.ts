@@ -13,7 +13,7 @@ export class ProviderError extends Error {
   }
 }
 
-export const CALL_TIMEOUT_MS = 15_000;
+const CALL_TIMEOUT_MS = 15_000;
 
 export interface ClientOptions {
   /** How long one call may wait for its answer. */
@@ -21,12 +21,13 @@ export interface ClientOptions {
 }
 
 /** `text` with every occurrence of the token blanked out. */
-export const redact = (text: string, token: string) => (token && text.includes(token) ? text.split(token).join('[redacted]') : text);
+const redact = (text: string, token: string) => (token && text.includes(token) ? text.split(token).join('[redacted]') : text);
 
 /** A JSON value with the token blanked out of every string in it, keys included. */
 function redactJson<T>(value: T, token: string): T {
   const json = JSON.stringify(value);
-  return json !== undefined && token && json.includes(JSON.stringify(token).slice(1, -1)) ? JSON.parse(redact(json, JSON.stringify(token).slice(1, -1))) : value;
+  const escaped = JSON.stringify(token).slice(1, -1); // the token as it reads inside a JSON string
+  return json !== undefined && token && json.includes(escaped) ? JSON.parse(redact(json, escaped)) : value;
 }
 
 async function call<T>(base: string, token: string, method: string, path: string, body: unknown, what: string, { callTimeoutMs = CALL_TIMEOUT_MS }: ClientOptions): Promise<{ status: number; body: T }> {

@@ -89,13 +89,15 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
       const { vmhost, agent, connection } = setup;
       events.provisioning({ status: 'vm_requested', vmId });
 
+      /** The run was stopped or ran out of time: nothing more is waited for. */
+      const givenUp = () => ending !== null || Date.now() > deadline;
       const done = (async (): Promise<Outcome> => {
         let sessionId: string | null = null;
         try {
-          await waitReady(vmhost, vmId, timing, () => ending !== null || Date.now() > deadline);
+          await waitReady(vmhost, vmId, timing, givenUp);
           events.provisioning({ status: 'vm_ready', vmId });
           sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}) });
-          const output = forgiving(agent.output, timing.pollMs, () => ending !== null || Date.now() > deadline);
+          const output = forgiving(agent.output, timing.pollMs, givenUp);
           let after = 0;
           for (;;) {
             if (ending === null && Date.now() > deadline) ending = 'timed_out';

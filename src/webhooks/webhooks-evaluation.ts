@@ -43,13 +43,11 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
     if (!activity || activity.evaluatedAt) return;
     const context = activity.context as Record<string, unknown>;
     const decisions: Decision[] = [];
-    const runIds: string[] = [];
     for (const { trigger, decision: decided } of decideDelivery(await repo.webhookTriggers(activity.sourceId), eventName(activity.event, activity.action), context)) {
       const decision: Decision = { jobId: trigger.jobId, ...decided, runId: null };
       if (decision.decision === 'match') {
         try {
           decision.runId = await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context);
-          runIds.push(decision.runId);
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });
@@ -57,7 +55,7 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
       }
       decisions.push(decision);
     }
-    await repo.setOutcome(activity.id, decisions, runIds, now());
+    await repo.setOutcome(activity.id, decisions, now());
   }
 
   /**

@@ -56,8 +56,9 @@ export function createWebhooksRepo(db: TenantDb) {
         take,
         select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
       }),
-    setOutcome: (id: string, decisions: Decision[], runIds: string[], evaluatedAt: Date) =>
-      db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(runIds), evaluatedAt } }),
+    /** The decisions and, from them, the runs the delivery started. */
+    setOutcome: (id: string, decisions: Decision[], evaluatedAt: Date) =>
+      db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(decisions.flatMap((decision) => (decision.runId ? [decision.runId] : []))), evaluatedAt } }),
   };
 }
 

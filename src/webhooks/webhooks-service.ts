@@ -211,10 +211,15 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const deliveries = candidates.length
         ? await createWebhooksRepo(db).activityInWindow([...new Set(candidates.map((trigger) => trigger.sourceId))], since, until, input.limit ?? BACKTEST_MAX)
         : [];
-      const ofSource = (sourceId: string) => candidates.filter((trigger) => trigger.sourceId === sourceId).map((trigger) => ({ id: trigger.id, config: trigger }));
+      // Grouped by source once, not once per delivery (up to 10,000 of them).
+      const bySource = new Map<string, { id: string; config: WebhookTrigger }[]>();
+      for (const trigger of candidates) {
+        if (!bySource.has(trigger.sourceId)) bySource.set(trigger.sourceId, []);
+        bySource.get(trigger.sourceId)!.push({ id: trigger.id, config: trigger });
+      }
       const results = deliveries.map((delivery) => {
         const name = eventName(delivery.event, delivery.action);
-        const decisions = decideDelivery(ofSource(delivery.sourceId), name, delivery.context as Record<string, unknown>).map(({ decision }) => decision);
+        const decisions = decideDelivery(bySource.get(delivery.sourceId) ?? [], name, delivery.context as Record<string, unknown>).map(({ decision }) => decision);
         return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
       });
       return {
