@@ -43,8 +43,9 @@ export interface paths {
          *
          *     The templates are parsed and the trigger conditions compiled before anything is saved:
          *     a template that does not parse is refused with 400 `invalid_template` (with line and column),
-         *     conditions that do not compile with 400 `invalid_conditions`. A slug already used by another job
-         *     of the tenant is refused with 409 `slug_taken`. `executionTargetId` and the `sourceId` and `jobId`
+         *     conditions that do not compile with 400 `invalid_conditions`, an invocation trigger's `inputSchema`
+         *     that breaks the rules of `InvocationTrigger` with 400 `invalid_input_schema` (naming the JSON pointer
+         *     of the offending part). A slug already used by another job of the tenant is refused with 409 `slug_taken`. `executionTargetId` and the `sourceId` and `jobId`
          *     of triggers must exist in the tenant (400 `validation_failed` otherwise).
          */
         post: operations["createJob"];
@@ -86,7 +87,8 @@ export interface paths {
          * @description Changes the fields sent; omitted fields keep their value. `triggers`, when sent, replaces the whole
          *     list (keep the `id` of the triggers you keep). Runs already created are not affected.
          *
-         *     Errors as for creation: 400 `invalid_template`, 400 `invalid_conditions`, 409 `slug_taken`.
+         *     Errors as for creation: 400 `invalid_template`, 400 `invalid_conditions`, 400 `invalid_input_schema`,
+         *     409 `slug_taken`.
          */
         patch: operations["updateJob"];
         trace?: never;
@@ -166,7 +168,9 @@ export interface paths {
          *     - `prompt` and `name` replace the rendered templates; `data` is available to the templates as `data`.
          *     - With an `idempotencyKey`, a repeat with the same body within 24 hours answers **200** with the
          *       first invocation and `duplicate: true`; the same key with another body answers 409 `idempotency_key_reused`.
-         *     - A disabled job answers 409 `job_disabled`.
+         *     - A disabled job answers 409 `job_disabled`. A job saved, before input schemas were checked, with an
+         *       `inputSchema` that is refused now answers 409 `invalid_input_schema` until it is saved with a
+         *       corrected one.
          *     - A template that cannot be rendered with the data (strict variables) answers 400 `invalid_template`;
          *       `data` that does not satisfy the invocation trigger's `inputSchema` answers 400 `validation_failed`.
          */
@@ -1534,7 +1538,20 @@ export interface components {
              * @enum {string}
              */
             type: "invocation";
-            /** @description JSON Schema (2020-12) that the `data` of an invocation must satisfy. */
+            /**
+             * @description JSON Schema (2020-12) that the `data` of an invocation must satisfy; MCP clients are offered it as
+             *     the tool's input. It is checked when the job is saved, and refused with 400 `invalid_input_schema`
+             *     naming the JSON pointer of the offending part, unless:
+             *     - it is valid against the 2020-12 meta-schema (`$schema`, if given, is that dialect), at most
+             *       64 KiB of JSON nested at most 32 levels;
+             *     - every `$ref` points at the schema itself (`#`) or into its own `$defs` (`#/$defs/name`); no
+             *       `$dynamicRef`, `$recursiveRef` or anchors, and `$id` only at the root;
+             *     - no cycle of references applies a schema to the same value again (`{"allOf":[{"$ref":"#"}]}`);
+             *       a recursive reference must first descend into a property or an item;
+             *     - no value of the data can have more than 200 subschemas applied to it, however deeply it nests;
+             *     - every `pattern` and `patternProperties` key is a regular expression RE2 accepts (no
+             *       backreferences or lookaround), which then runs in linear time.
+             */
             inputSchema?: {
                 [key: string]: unknown;
             };
@@ -1832,7 +1849,7 @@ export interface components {
             triggers?: components["schemas"]["TriggerInput"][];
             /**
              * Format: date-time
-             * @description Start of the window (inclusive). Default: 7 days before `until`.
+             * @description Start of the window (inclusive). Default: 7 days before `until` (400 `validation_failed` when that falls before 1970-01-01).
              */
             since?: string;
             /**
@@ -3133,7 +3150,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding or a NUL character), `payload_too_large` (the body exceeds the size limit, on operations that document no 413), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part). */
+        /** @description Bad request. Codes: `invalid_json` (the body is not JSON, or nests too deeply), `invalid_path` (the path has a malformed percent-encoding or a NUL character), `payload_too_large` (the body exceeds the size limit, on operations that document no 413), `validation_failed` (a parameter or the body does not match the schema, including unknown fields), `invalid_cursor` (malformed, expired or foreign cursor), `invalid_template` (a Liquid template does not parse or render; the message gives line and column), `invalid_conditions` (conditions do not compile; the message names the part), `invalid_input_schema` (an invocation trigger's input schema is refused; the message names the JSON pointer of the part). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -3203,7 +3220,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced). The operation's description says which apply. */
+        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced), `invalid_input_schema` (the job's saved input schema is refused now). The operation's description says which apply. */
         Conflict: {
             headers: {
                 [name: string]: unknown;

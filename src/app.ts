@@ -54,6 +54,7 @@ export interface App {
   owners: OwnerService;
   provider: Provider;
   cookieSecret: string;
+  jobs: Domains['jobs'];
   runner: Domains['runner'];
   scheduler: Domains['scheduler'];
   events: Domains['events'];
@@ -141,5 +142,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
+  return { app, api, sessions, cookieSecret, provider, owners, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
 }

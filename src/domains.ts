@@ -73,6 +73,13 @@ export function createDomains({
     targets,
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
+    invocableJobs: () =>
+      db.job.findMany({
+        where: { deletedAt: null, triggers: { some: { type: 'invocation', enabled: true } } },
+        include: { triggers: { orderBy: { position: 'asc' } } },
+        orderBy: { updatedAt: 'desc' },
+        take: 1000,
+      }),
   });
   const runner = createRunner({
     tenantDb,
@@ -124,7 +131,7 @@ export function createDomains({
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),
   };
-  return { handlers, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
+  return { handlers, jobs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -47,11 +47,17 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app, owners, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
+  const { app, owners, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);
   const recovered = await runner.recover();
   if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
   webhooks.resumeEvaluation();
+  jobs.compileSaved().then(
+    (refused) => {
+      for (const job of refused) logger.warn(job, 'a job\'s input schema is refused: its invocations answer 409 invalid_input_schema until it is saved with a corrected one');
+    },
+    (err) => logger.warn({ err }, 'checking the input schemas of saved jobs failed'),
+  );
   scheduler.start();
   events.start();
   if (!config.localAgent) {

@@ -1,13 +1,13 @@
 // Pure rules of jobs: slugs, the triggers as stored, and the checks a job passes before it is saved
 // (templates parse, conditions compile, input schemas compile, schedules read).
-import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
+import type { ValidateFunction } from 'ajv/dist/2020';
 import { Cron } from 'croner';
 import type { components } from '../../generated/openapi';
 import { AppError, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import { compileConditions, ConditionProblem } from '../triggers/conditions-fns';
+import { compileInputSchema, InputSchemaProblem } from './input-schema-fns';
 import { compileTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
 
 export type TriggerInput = components['schemas']['TriggerInput'];
@@ -23,6 +23,14 @@ export class InvalidTemplate extends AppError {
 export class InvalidConditions extends AppError {
   constructor(message: string) {
     super(400, 'invalid_conditions', `Invalid conditions: ${message}.`);
+  }
+}
+
+/** 400 when a job is saved with the schema; 409 when a job saved before the check is invoked. */
+export class InvalidInputSchema extends AppError {
+  constructor(subject: string, problem: InputSchemaProblem, status: 400 | 409 = 400) {
+    const saved = status === 409 ? ' (save the job with a corrected schema to invoke it)' : '';
+    super(status, 'invalid_input_schema', `${subject} is refused at \`${problem.pointer || '/'}\`: ${problem.message}${saved}.`);
   }
 }
 
@@ -76,21 +84,14 @@ function templateOf(field: string, source: string): CompiledTemplate {
   }
 }
 
-// Made with the first input schema: most servers never see one, and an Ajv instance holds megabytes.
-let ajv: Ajv2020 | undefined;
-
-/** Compiles an invocation trigger's `inputSchema`; the compiled validators are kept by the schema's text. */
-const validators = new Map<string, ValidateFunction>();
-export function inputValidator(schema: Record<string, unknown>): ValidateFunction {
-  const key = JSON.stringify(schema);
-  let validate = validators.get(key);
-  if (!validate) {
-    ajv ??= addFormats(new Ajv2020({ strict: false, allErrors: false }));
-    validate = ajv.compile(schema);
-    if (validators.size >= 1000) validators.delete(validators.keys().next().value!);
-    validators.set(key, validate);
+/** An invocation trigger's checked and compiled `inputSchema`; an `InvalidInputSchema` names the problem. */
+export function inputValidator(schema: Record<string, unknown>, subject: string, status: 400 | 409 = 400): ValidateFunction {
+  try {
+    return compileInputSchema(schema);
+  } catch (err) {
+    if (err instanceof InputSchemaProblem) throw new InvalidInputSchema(subject, err, status);
+    throw err;
   }
-  return validate;
 }
 
 function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where: string) {
@@ -111,8 +112,12 @@ function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where:
   if (problem) throw new ValidationFailed(`\`${where}.cron\` is not a valid cron expression: ${problem}.`);
 }
 
-/** Everything of a job that must compile before it is saved; the first problem is thrown. */
-export function checkJob(job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] }): void {
+/**
+ * Everything of a job that must compile before it is saved; the first problem is thrown. Answers the
+ * compiled input schemas by trigger id, for the job's version about to be saved.
+ */
+export function checkJob(job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] }): Map<string, ValidateFunction> {
+  const validators = new Map<string, ValidateFunction>();
   templateOf('promptTemplate', job.promptTemplate);
   if (job.runNameTemplate) templateOf('runNameTemplate', job.runNameTemplate);
   job.triggers.forEach((trigger, index) => {
@@ -125,15 +130,10 @@ export function checkJob(job: { promptTemplate: string; runNameTemplate?: string
         throw err;
       }
     }
-    if (trigger.type === 'invocation' && trigger.inputSchema) {
-      try {
-        inputValidator(trigger.inputSchema);
-      } catch (err) {
-        throw new ValidationFailed(`\`${where}.inputSchema\` is not a valid JSON Schema: ${clip((err as Error).message)}.`);
-      }
-    }
+    if (trigger.type === 'invocation' && trigger.inputSchema) validators.set(trigger.id, inputValidator(trigger.inputSchema, `\`${where}.inputSchema\``));
     if (trigger.type === 'schedule') checkSchedule(trigger, where);
   });
+  return validators;
 }
 
 /**

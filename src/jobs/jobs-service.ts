@@ -1,5 +1,6 @@
 // The rules of jobs: create, read, change, enable, disable and delete them, with every template,
 // condition, schedule and reference checked before anything is saved; and rendering their templates.
+import { setImmediate as nextTurn } from 'node:timers/promises';
 import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
@@ -8,7 +9,8 @@ import type { TargetsService } from '../integrations/targets-service';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
-import { asInvalidTemplate, chainLoop, checkJob, deletedSlug, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
+import type { ValidateFunction } from 'ajv/dist/2020';
+import { asInvalidTemplate, chainLoop, checkJob, deletedSlug, inputValidator, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
@@ -24,6 +26,8 @@ export interface JobsDeps {
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
   /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
   onLimitChanged(tenantId: string, jobId: string): void;
+  /** The live jobs of every tenant with an enabled invocation trigger, the most recently saved first. */
+  invocableJobs(): Promise<(JobRow & { tenantId: string })[]>;
 }
 
 const jobNotFound = () => new NotFound('No such job.');
@@ -81,22 +85,53 @@ interface CompiledJob {
   runName: CompiledTemplate | null;
 }
 
-const COMPILED_KEPT = 1000;
+/** What direct invocation takes from a job's first enabled invocation trigger. */
+interface InvocationInput {
+  triggerId: string | null;
+  defaultData: Record<string, unknown>;
+  validate: ValidateFunction | null;
+}
+
 const MAX_RUN_NAME = 500;
 
-export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDeps) {
-  // Templates parse once per version of a job, not once per run.
-  const compiled = new Map<string, CompiledJob>();
-  function compiledOf(job: RenderedJob): CompiledJob {
-    const key = `${job.id}@${job.updatedAt.getTime()}`;
-    let entry = compiled.get(key);
-    if (!entry) {
-      entry = { prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null };
-      if (compiled.size >= COMPILED_KEPT) compiled.delete(compiled.keys().next().value!);
-      compiled.set(key, entry);
-    }
-    return entry;
+/** Values made once per version of a job (its id and `updatedAt`), the last 1,000 versions kept. */
+function perVersion<V>() {
+  const entries = new Map<string, V>();
+  const keyOf = (job: Pick<JobRow, 'id' | 'updatedAt'>) => `${job.id}@${job.updatedAt.getTime()}`;
+  const set = (job: Pick<JobRow, 'id' | 'updatedAt'>, value: V) => {
+    if (entries.size >= 1000) entries.delete(entries.keys().next().value!);
+    entries.set(keyOf(job), value);
+    return value;
+  };
+  return { set, get: (job: Pick<JobRow, 'id' | 'updatedAt'>, make: () => V): V => entries.get(keyOf(job)) ?? set(job, make()) };
+}
+
+type InvocationTrigger = Extract<Trigger, { type: 'invocation' }>;
+
+/** The invocation input of a saved job; a stored schema that is refused now is kept as its error (409). */
+function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunction>): InvocationInput | Error {
+  const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+  if (!row) return { triggerId: null, defaultData: {}, validate: null };
+  const { inputSchema, defaultData = {} } = row.config as Omit<InvocationTrigger, 'id' | 'type'>;
+  try {
+    const validate = inputSchema ? (validators?.get(row.id) ?? inputValidator(inputSchema, `The input schema of trigger \`${row.id}\``, 409)) : null;
+    return { triggerId: row.id, defaultData, validate };
+  } catch (err) {
+    return err as Error;
   }
+}
+
+export function createJobsService({ targets, onDeleted, onLimitChanged, invocableJobs }: JobsDeps) {
+  // Templates parse, and input schemas are checked and compiled, once per version of a job, not per run:
+  // at save, at start (`compileSaved`) or else at the first invocation of a version saved elsewhere.
+  const compiled = perVersion<CompiledJob>();
+  const compiledOf = (job: RenderedJob) =>
+    compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
+  const inputs = perVersion<InvocationInput | Error>();
+  const saved = (job: JobRow, validators: Map<string, ValidateFunction>) => {
+    inputs.set(job, invocationInputOf(job, validators));
+    return jobView(job);
+  };
 
   async function freeSlug(repo: JobsRepo, name: string, taken?: string): Promise<string> {
     const base = slugFromName(name);
@@ -137,14 +172,14 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
       const repo = createJobsRepo(db);
       const { triggers: inputs = [], ...fields } = input;
       let triggers = withIdentity(inputs);
-      checkJob({ ...fields, triggers });
+      const validators = checkJob({ ...fields, triggers });
       await targets.checkUsable(db, fields.executionTargetId);
       triggers = await resolveReferences(repo, triggers);
       let slug = fields.slug ?? (await freeSlug(repo, fields.name));
       // A derived slug taken between the look and the write is derived again; a chosen one is refused.
       for (let attempt = 0; ; attempt++) {
         try {
-          return jobView(await repo.create(newId('job'), { ...fields, slug }, triggers));
+          return saved(await repo.create(newId('job'), { ...fields, slug }, triggers), validators);
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           if (fields.slug || attempt >= 3) throw slugTaken(slug);
@@ -166,7 +201,7 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
       const job = await found(repo, ref);
       const { triggers: inputs, ...fields } = patch;
       let triggers = inputs && withIdentity(inputs);
-      checkJob({
+      const validators = checkJob({
         promptTemplate: fields.promptTemplate ?? job.promptTemplate,
         runNameTemplate: fields.runNameTemplate ?? job.runNameTemplate,
         triggers: triggers ?? [],
@@ -185,7 +220,7 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
       }
       if (!updated) throw jobNotFound();
       if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(tenantId, job.id);
-      return jobView(updated);
+      return saved(updated, validators);
     },
 
     /** Idempotent: enabling an enabled job changes nothing, not even `updatedAt`. */
@@ -206,6 +241,36 @@ export function createJobsService({ targets, onDeleted, onLimitChanged }: JobsDe
 
     /** A live job by id or slug, as runs need it. */
     find: (db: TenantDb, ref: string) => createJobsRepo(db).find(ref),
+
+    /**
+     * The data of a direct invocation: `given` merged over the invocation trigger's `defaultData` and
+     * validated against its `inputSchema` (400 `validation_failed`; 409 `invalid_input_schema` for a schema
+     * saved before it was checked, which is refused now).
+     */
+    invocationData(job: JobRow, given: Record<string, unknown> = {}): { triggerId: string | null; data: Record<string, unknown> } {
+      const input = inputs.get(job, () => invocationInputOf(job));
+      if (input instanceof Error) throw input;
+      const data = { ...input.defaultData, ...given };
+      if (input.validate && !input.validate(data)) {
+        const [error] = input.validate.errors ?? [];
+        throw new ValidationFailed(`\`data${error?.instancePath.replace(/\//g, '.') ?? ''}\` ${error?.message ?? 'is invalid'} (inputSchema of trigger ${input.triggerId}).`);
+      }
+      return { triggerId: input.triggerId, data };
+    },
+
+    /**
+     * Checks and compiles the input schemas of jobs saved before this process started (those the cache
+     * holds), so that invocations find them compiled; answers the jobs whose schema is refused now.
+     */
+    async compileSaved(): Promise<{ tenantId: string; jobId: string; problem: string }[]> {
+      const refused = [];
+      for (const job of await invocableJobs()) {
+        const input = inputs.get(job, () => invocationInputOf(job));
+        if (input instanceof Error) refused.push({ tenantId: job.tenantId, jobId: job.id, problem: input.message });
+        await nextTurn(); // requests go on meanwhile
+      }
+      return refused;
+    },
 
     /** What executing runs of a live job needs (by id); null when the job is gone. */
     settings: (db: TenantDb, id: string) => createJobsRepo(db).settings(id),

@@ -4,9 +4,8 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { inputValidator } from '../jobs/jobs-fns';
-import { InvalidTemplate, type JobRow, type JobsService, type RenderedJob } from '../jobs/jobs-service';
-import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
+import { InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
+import { Conflict, NotFound } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
 import type { Logger } from '../lib/logger';
@@ -30,14 +29,8 @@ const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; ena
 type Accepted = { status: 202; body: Invocation };
 type Started = Accepted | { status: 200; body: Invocation };
 
-/** The job's first enabled invocation trigger: its default data and input schema apply to direct calls. */
-function invocationTriggerOf(job: JobRow) {
-  const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
-  return row && { id: row.id, ...(row.config as { inputSchema?: Record<string, unknown>; defaultData?: Record<string, unknown> }) };
-}
-
 export interface RunsDeps {
-  jobs: Pick<JobsService, 'find' | 'render'>;
+  jobs: Pick<JobsService, 'find' | 'render' | 'invocationData'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
@@ -148,18 +141,10 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const idempotencyKey = body.idempotencyKey ?? null;
       if (!job.enabled) throw jobDisabled();
 
-      const trigger = invocationTriggerOf(job);
-      const data = { ...trigger?.defaultData, ...body.data };
-      if (trigger?.inputSchema) {
-        const validate = inputValidator(trigger.inputSchema);
-        if (!validate(data)) {
-          const [error] = validate.errors ?? [];
-          throw new ValidationFailed(`\`data${error?.instancePath.replace(/\//g, '.') ?? ''}\` ${error?.message ?? 'is invalid'} (inputSchema of trigger ${trigger.id}).`);
-        }
-      }
+      const { triggerId, data } = jobs.invocationData(job, body.data);
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
       const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
-      const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId: trigger?.id ?? null, inputs: { data } };
+      const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
 
       // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the
       // others find its answer.
