@@ -5,6 +5,7 @@ import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config } from './config';
 import { openDatabase } from './db/open';
 import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
+import { createHttpServer } from './http/server';
 import { createLogger, type Logger } from './lib/logger';
 import type { OwnerService } from './owners/owner-service';
 
@@ -34,12 +35,12 @@ async function ensureOwner(config: Config, owners: OwnerService, logger: Logger)
 /** Listens, or fails with a message naming the port when it cannot (in use, not permitted). */
 function listen(app: Express, port: number, host: string): Promise<Server> {
   return new Promise((resolve, reject) => {
-    const server = app.listen(port, host, (err?: Error) => {
-      if (!err) return resolve(server);
-      const code = (err as NodeJS.ErrnoException).code;
-      const why = code === 'EADDRINUSE' ? 'is already in use' : code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be used (${code ?? err.message})`;
+    const server = createHttpServer(app);
+    server.once('error', (err: NodeJS.ErrnoException) => {
+      const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be used (${err.code ?? err.message})`;
       reject(new Error(`port ${port} on ${host} ${why}; stop the other process or set PORT to a free port`));
     });
+    server.listen(port, host, () => resolve(server));
   });
 }
 

@@ -9,6 +9,7 @@ import type { Principal } from '../auth/principal';
 import type { Db } from '../db/client';
 import { forTenant, type TenantDb } from '../db/tenant-scope';
 import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
+import { INSTANT_RANGE, isUsableDateTime } from '../lib/instants';
 import { clip } from '../lib/text';
 import type { Contract } from './contract';
 import { requirementOf, type Authorizer, type Requirement } from './security';
@@ -21,6 +22,8 @@ function newAjv(options: Record<string, unknown>) {
   // `discriminator` makes a oneOf report the errors of the branch its `type` selects, not of the first branch.
   const ajv = new Ajv2020({ ...options, strict: false, allErrors: false, discriminator: true });
   addFormats(ajv);
+  // Every date-time the contract takes is checked here, once: syntax, a real instant, the range.
+  ajv.addFormat('date-time', { type: 'string', validate: isUsableDateTime });
   return ajv;
 }
 
@@ -46,6 +49,7 @@ function describe(error: ErrorObject): string {
       ? `\`${field}\` must be a string (discriminator).`
       : `\`${field}\` must be one of the documented types, not ${clip(JSON.stringify(error.params.tagValue))} (discriminator).`;
   }
+  if (error.keyword === 'format' && error.params.format === 'date-time') return `\`${field}\` must be an RFC 3339 date-time ${INSTANT_RANGE} (format).`;
   return `\`${field}\` ${error.message} (${error.keyword}).`;
 }
 

@@ -64,7 +64,7 @@ describe('a job saved with a hostile schema before schemas were checked', () => 
   /** A job saved with a harmless schema, then changed in the database as an older release would have saved it. */
   async function plantedJob(inputSchema: unknown) {
     const job = (await createJob({ type: 'object' })).body;
-    await app.database.db.trigger.updateMany({ where: { jobId: job.id }, data: { config: { inputSchema } } });
+    await app.database.db.trigger.updateMany({ where: { jobId: job.id }, data: { config: { inputSchema } as object } });
     await app.database.db.job.updateMany({ where: { id: job.id }, data: { updatedAt: new Date(Date.now() + 1000) } });
     return job;
   }

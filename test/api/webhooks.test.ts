@@ -349,6 +349,26 @@ describe('backtest', () => {
   });
 });
 
+describe('backtest windows at the edges of the supported range', () => {
+  it.each<[string, boolean, Record<string, string>, number, string]>([
+    ['until in year 0, no webhook trigger', false, { until: '0000-01-01T00:00:00Z' }, 400, '`until`'],
+    ['until in year 0, a webhook trigger', true, { until: '0000-01-01T00:00:00Z' }, 400, '`until`'],
+    ['since before 1970', true, { since: '1969-12-31T23:59:59Z' }, 400, '`since`'],
+    ['until past year 9999', true, { until: '+275760-09-13T00:00:00Z' }, 400, '`until`'],
+    ['a derived since before 1970', true, { until: '1970-01-03T00:00:00Z' }, 400, '`since` (7 days before `until`)'],
+    ['until at the last second of year 9999', true, { until: '9999-12-31T23:59:59Z' }, 200, ''],
+    ['since at the first instant of 1970', false, { since: '1970-01-01T00:00:00Z' }, 200, ''],
+  ])('%s', async (_label, withWebhook, window, status, field) => {
+    const source = await createSource('github');
+    const triggers = withWebhook ? [{ type: 'webhook', sourceId: source.id, events: ['issues.*'] }] : [];
+    const job = await api('POST', '/api/v1/jobs', { name: 'Windowed', promptTemplate: 'x', triggers });
+    const res = await api('POST', `/api/v1/jobs/${job.body.id}/backtest`, window);
+    expect(res.status).toBe(status);
+    if (status === 400) expect(res.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining(field) });
+    else for (const at of [res.body.since, res.body.until]) expect(at).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+  });
+});
+
 describe('activity', () => {
   it('lists newest first, by source, and shows nothing to another tenant', async () => {
     const source = await createSource('github');

@@ -1,7 +1,7 @@
 // The real app listening on loopback, for clients that need a socket: a browser, an SDK, a CLI.
-import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Config } from '../../src/config';
+import { createHttpServer } from '../../src/http/server';
 import { startTestApp, type TestApp, type TestDeps } from './app';
 
 export interface ListeningApp {
@@ -16,7 +16,7 @@ type Overrides = Omit<Partial<Config>, 'host' | 'port' | 'baseUrl'>;
 // Cookies, the same-origin check and the issuer derive from BASE_URL, so it must be the origin the client
 // sees. The socket is bound first and the app attached once built: the port is known and never given up.
 export async function startListeningApp(overrides: Overrides = {}, deps: TestDeps = {}): Promise<ListeningApp> {
-  const server = createServer();
+  const server = createHttpServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', resolve);
