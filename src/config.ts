@@ -33,6 +33,19 @@ export interface Config {
 export interface LocalAgent {
   command: string;
   timeoutSeconds: number;
+  /** `bubblewrap` (the default): the agent sees its workspace and the system only. `off`: unsafe for webhook jobs. */
+  sandbox?: 'bubblewrap' | 'off';
+  /** `none` cuts the sandboxed agent off the network; the default keeps it (agents call their model's API). */
+  network?: 'on' | 'none';
+  /** Host paths the sandboxed agent also sees, at the same place (FLOWS_LOCAL_AGENT_BIND). */
+  binds?: SandboxBind[];
+  /** Names of the server's environment variables passed on to the agent (FLOWS_LOCAL_AGENT_ENV). */
+  env?: string[];
+}
+
+export interface SandboxBind {
+  path: string;
+  writable: boolean;
 }
 
 export const DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS = 1800;
@@ -47,6 +60,26 @@ export class ConfigError extends Error {
 export const DEFAULT_API_RATE_LIMITS = { api: 600, apiAddress: 1200 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+const list = (raw: string | undefined) => (raw ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+
+function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
+  const raw = env[name]?.trim();
+  if (!raw) return fallback;
+  if (!values.includes(raw as T)) throw new ConfigError(name, `must be one of ${values.join(', ')}`);
+  return raw as T;
+}
+
+/** `~/.claude:ro,/srv/cache:rw`: absolute (or `~`-relative, or relative to the working directory), read-only unless `:rw`. */
+function sandboxBinds(env: NodeJS.ProcessEnv): SandboxBind[] {
+  return list(env.FLOWS_LOCAL_AGENT_BIND).map((item) => {
+    const [, raw, mode] = /^(.*?)(?::(ro|rw))?$/.exec(item)!;
+    const home = env.HOME ?? '/';
+    const resolved = path.resolve(raw === '~' || raw.startsWith('~/') ? path.join(home, raw.slice(1)) : raw);
+    if (!existsSync(resolved)) throw new ConfigError('FLOWS_LOCAL_AGENT_BIND', `${resolved} does not exist`);
+    return { path: resolved, writable: mode === 'rw' };
+  });
+}
 
 export function providerOf(url: string): DatabaseProvider | null {
   if (url.startsWith('file:')) return 'sqlite';
@@ -148,6 +181,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       ? {
           command: env.FLOWS_LOCAL_AGENT_COMMAND,
           timeoutSeconds: integer(env, 'FLOWS_LOCAL_AGENT_TIMEOUT_SECONDS', DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS, 1, 7 * 24 * 3600),
+          sandbox: oneOf(env, 'FLOWS_LOCAL_AGENT_SANDBOX', ['bubblewrap', 'off'] as const, 'bubblewrap'),
+          network: oneOf(env, 'FLOWS_LOCAL_AGENT_NETWORK', ['on', 'none'] as const, 'on'),
+          binds: sandboxBinds(env),
+          env: list(env.FLOWS_LOCAL_AGENT_ENV).map((name) => {
+            if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ConfigError('FLOWS_LOCAL_AGENT_ENV', `"${name}" is not a variable name`);
+            return name;
+          }),
         }
       : null,
   };

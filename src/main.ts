@@ -2,10 +2,11 @@
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { buildApp } from './app';
-import { ConfigError, loadConfig, type Config } from './config';
+import { ConfigError, loadConfig, type Config, type LocalAgent } from './config';
 import { openDatabase } from './db/open';
 import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
 import { createHttpServer } from './http/server';
+import { INSTALL_HINT, sandboxProblem } from './integrations/sandbox';
 import { createLogger, type Logger } from './lib/logger';
 import type { OwnerService } from './owners/owner-service';
 
@@ -30,6 +31,19 @@ async function ensureOwner(config: Config, owners: OwnerService, logger: Logger)
     'no owner exists yet; create one with: npm run owner:create -- --email you@example.com --password <at least 10 characters> [--tenant NAME]' +
       (config.signupOpen ? ` (or sign up at ${config.baseUrl.origin}/signup)` : ''),
   );
+}
+
+/** Says at start how the local target will run agents, and when it cannot or should not. */
+async function reportLocalAgent(agent: LocalAgent | null, logger: Logger) {
+  if (!agent) {
+    logger.info('no local execution target; to run agents on this host, set FLOWS_LOCAL_AGENT_COMMAND (see the README, "Your first run")');
+  } else if (agent.sandbox === 'off') {
+    logger.warn('FLOWS_LOCAL_AGENT_SANDBOX=off: the local agent runs as this server\'s user and can read its data directory and secret key; unsafe for webhook jobs, whose prompts strangers write');
+  } else {
+    const problem = await sandboxProblem(agent);
+    if (problem) logger.warn(`the local target cannot run agents: ${problem}; ${INSTALL_HINT}`);
+    else logger.info({ network: agent.network, binds: agent.binds?.map((bind) => bind.path), env: agent.env }, 'the local target runs agents in a bubblewrap sandbox');
+  }
 }
 
 /** Listens, or fails with a message naming the port when it cannot (in use, not permitted). */
@@ -61,9 +75,7 @@ async function main() {
   );
   scheduler.start();
   events.start();
-  if (!config.localAgent) {
-    logger.info('no local execution target; to run agents on this host, set FLOWS_LOCAL_AGENT_COMMAND (for example FLOWS_LOCAL_AGENT_COMMAND="sh examples/echo-agent.sh")');
-  }
+  await reportLocalAgent(config.localAgent, logger);
   const sweeper = setInterval(() => {
     sweepExpired(db).then(
       (swept) => logger.debug(swept, 'swept expired records'),

@@ -11,6 +11,8 @@ export interface RunSpec {
   model: string | null;
   effort: string | null;
   timeoutSeconds: number;
+  /** Variables the job gives the agent (its `env`, secrets opened): never logged, masked in the trace. */
+  env: Record<string, string>;
 }
 
 export type Outcome =

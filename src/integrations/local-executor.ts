@@ -1,19 +1,18 @@
 // The built-in `local` target: the operator's agent command, run by /bin/sh in a fresh temporary
-// directory with the prompt on stdin and only the FLOWS_* run variables (and PATH) in its environment.
-// It runs in a process group of its own, so that stop, timeout and the end of the run take every process
-// it started with it.
+// directory with the prompt on stdin and only the FLOWS_* run variables (and PATH, and the variables the
+// operator passes on) in its environment, inside a bubblewrap sandbox (sandbox.ts) unless the operator
+// turned it off. It runs in a process group of its own (the sandbox in its own PID namespace), so that
+// stop, timeout and the end of the run take every process it started with it.
 import { spawn } from 'node:child_process';
 import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import type { LocalAgent } from '../config';
+import { INSTALL_HINT, sandboxArgs, sandboxProblem } from './sandbox';
 import { clip } from '../lib/text';
+import { agentOutput, resultOf } from './agent-output';
 import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
 
-/** Longest line kept in the trace, and all output of one run; the rest is dropped with a notice. */
-export const MAX_LINE = 8_000;
-export const MAX_OUTPUT = 1_000_000;
 const KILL_GRACE_MS = 5_000;
 
 function killGroup(pid: number, signal: NodeJS.Signals) {
@@ -24,38 +23,36 @@ function killGroup(pid: number, signal: NodeJS.Signals) {
   }
 }
 
-/** A JSON object on the last line is the agent's structured result; any other last line is its summary. */
-function resultOf(lastLine: string | undefined): Record<string, unknown> {
-  if (lastLine?.startsWith('{')) {
-    try {
-      const parsed = JSON.parse(lastLine);
-      if (parsed && typeof parsed === 'object' && !Array.isArray(parsed)) return parsed;
-    } catch {
-      // not JSON: a summary like any other
-    }
-  }
-  return { summary: lastLine ?? '' };
-}
+const failedAtStart = (error: string): Execution => ({ ref: 'local:none', done: Promise.resolve({ state: 'failed', error }), stop: () => {} });
 
-export function createLocalExecutor({ command, killGraceMs = KILL_GRACE_MS }: Pick<LocalAgent, 'command'> & { killGraceMs?: number }): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', ...agent }: LocalAgent & { killGraceMs?: number; bwrap?: string }): Executor {
+  const sandboxed = agent.sandbox !== 'off';
+  // Probed at the first run, then known: a sandbox that cannot be made fails every run, saying why.
+  let problem: Promise<string | null> | undefined;
+  const home = process.env.HOME ?? '/';
+  const passed = Object.fromEntries((agent.env ?? []).flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
+      if (sandboxed) {
+        const why = await (problem ??= sandboxProblem(agent, bwrap));
+        if (why) return failedAtStart(`The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
+      }
       const dir = await mkdtemp(path.join(tmpdir(), 'flows-run-'));
-      const child = spawn('/bin/sh', ['-c', command], {
-        cwd: dir,
-        detached: true,
-        stdio: ['pipe', 'pipe', 'pipe'],
-        env: {
-          PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-          HOME: process.env.HOME ?? dir,
-          LANG: 'C.UTF-8',
-          TMPDIR: dir,
-          FLOWS_RUN_ID: spec.runId,
-          FLOWS_JOB_SLUG: spec.jobSlug,
-          FLOWS_MODEL: spec.model ?? '',
-          FLOWS_EFFORT: spec.effort ?? '',
-        },
-      });
+      const env = {
+        PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
+        HOME: sandboxed ? home : (process.env.HOME ?? dir),
+        LANG: 'C.UTF-8',
+        TMPDIR: sandboxed ? '/tmp' : dir,
+        ...passed,
+        ...spec.env,
+        FLOWS_RUN_ID: spec.runId,
+        FLOWS_JOB_SLUG: spec.jobSlug,
+        FLOWS_MODEL: spec.model ?? '',
+        FLOWS_EFFORT: spec.effort ?? '',
+      };
+      const [file, args] = sandboxed ? [bwrap, sandboxArgs({ workspace: dir, home, command: agent.command, agent })] : ['/bin/sh', ['-c', agent.command]];
+      const child = spawn(file, args, { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       const pid = child.pid!;
       let ending: 'timed_out' | 'canceled' | null = null;
       const end = (why: 'timed_out' | 'canceled') => {
@@ -65,19 +62,9 @@ export function createLocalExecutor({ command, killGraceMs = KILL_GRACE_MS }: Pi
       };
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
 
-      let written = 0;
-      let lastStdout: string | undefined;
-      let lastStderr: string | undefined;
-      const follow = (stream: 'stdout' | 'stderr', input: NodeJS.ReadableStream) =>
-        createInterface({ input, crlfDelay: Infinity }).on('line', (line) => {
-          if (line.trim()) stream === 'stdout' ? (lastStdout = line) : (lastStderr = line);
-          if (written > MAX_OUTPUT) return;
-          written += line.length;
-          if (written > MAX_OUTPUT) events.output(stream, `[output beyond ${MAX_OUTPUT} characters is not kept]`);
-          else events.output(stream, line.length > MAX_LINE ? `${line.slice(0, MAX_LINE)}…` : line);
-        });
-      follow('stdout', child.stdout);
-      follow('stderr', child.stderr);
+      const output = agentOutput(events);
+      output.follow('stdout', child.stdout);
+      output.follow('stderr', child.stderr);
       child.stdin.on('error', () => {}); // an agent that does not read its prompt closes stdin early
       child.stdin.end(spec.prompt);
 
@@ -93,12 +80,12 @@ export function createLocalExecutor({ command, killGraceMs = KILL_GRACE_MS }: Pi
           void rm(dir, { recursive: true, force: true });
           if (ending === 'timed_out') return resolve({ state: 'timed_out', error: `The agent was still running after ${spec.timeoutSeconds} seconds.` });
           if (ending === 'canceled') return resolve({ state: 'canceled', error: 'The run was stopped.' });
-          if (code === 0) return resolve({ state: 'succeeded', result: resultOf(lastStdout) });
+          if (code === 0) return resolve({ state: 'succeeded', result: resultOf(output.last.stdout) });
           const why = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
-          resolve({ state: 'failed', error: `The agent ${why}${lastStderr ? `: ${clip(lastStderr)}` : '.'}` });
+          resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}` });
         });
       });
-      events.provisioning({ status: 'process_started' });
+      events.provisioning({ status: 'process_started', sandbox: sandboxed ? 'bubblewrap' : 'off' });
       return { ref: `local:${pid}`, done, stop: () => end('canceled') };
     },
 

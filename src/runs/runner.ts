@@ -114,7 +114,7 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
       }
       const trace = traceWriter(repo, runId, logger);
       const execution = await executor.start(
-        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds },
+        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: {} },
         {
           output: (stream, text) => trace.push({ type: 'agent_output', data: { stream, text } }),
           provisioning: (data) => trace.push({ type: 'target_provisioning', data: { targetId: target.id, ...data } }),

@@ -1,6 +1,6 @@
-// A run in flight when the server dies: the agent outlives a SIGKILL of the server; the next start fails
-// the run as interrupted, ends the agent's processes and starts what was queued. A SIGTERM ends active runs
-// the same way before the process exits.
+// A run in flight when the server dies: a sandboxed agent dies with it, an unsandboxed one outlives a
+// SIGKILL of the server; either way the next start fails the run as interrupted, ends whatever of the
+// agent is left and starts what was queued. A SIGTERM ends active runs the same way before the process exits.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
@@ -27,7 +27,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function startServer(): Promise<ChildProcess> {
+function startServer(sandbox: string): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
     cwd: ROOT,
     env: {
@@ -38,6 +38,7 @@ function startServer(): Promise<ChildProcess> {
       DATABASE_URL: app.database.url,
       FLOWS_SECRET_KEY: app.config.secretKey.toString('hex'),
       FLOWS_LOCAL_AGENT_COMMAND: command,
+      FLOWS_LOCAL_AGENT_SANDBOX: sandbox,
       FLOWS_RATE_LIMIT_API: '0',
       FLOWS_RATE_LIMIT_API_ADDRESS: '0',
       LOG_LEVEL: 'info',
@@ -74,8 +75,8 @@ async function until<T>(what: string, probe: () => Promise<T | undefined | false
 
 const stateOf = async (runId: string) => (await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state;
 
-it('fails the interrupted run, ends its agent and starts the queued one after a crash; SIGTERM ends active runs', async () => {
-  let server = await startServer();
+it.each(['bubblewrap', 'off'])('sandbox %s: fails the interrupted run, ends its agent and starts the queued one after a crash; SIGTERM ends active runs', async (sandbox) => {
+  let server = await startServer(sandbox);
   const job = (await api('POST', '/api/v1/jobs', { name: 'Slow', promptTemplate: 'sleep', executionTargetId: 'local' })).body;
   const active = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId;
   const queued = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId;
@@ -84,10 +85,15 @@ it('fails the interrupted run, ends its agent and starts the queued one after a 
 
   server.kill('SIGKILL');
   await exited(server);
-  // Nothing ended the agent: it runs on without its server.
-  expect(processesOf(active).length).toBeGreaterThan(0);
+  if (sandbox === 'off') {
+    // Nothing ended the agent: it runs on without its server.
+    expect(processesOf(active).length).toBeGreaterThan(0);
+  } else {
+    // The sandbox dies with its server, and takes the agent with it.
+    await until('the sandboxed agent to end with its server', async () => processesOf(active).length === 0);
+  }
 
-  server = await startServer();
+  server = await startServer(sandbox);
   const interrupted = await until('the interrupted run to fail', async () => {
     const run = (await api('GET', `/api/v1/runs/${active}`)).body;
     return run.state === 'failed' && run;

@@ -74,7 +74,7 @@ describe('a run through the local executor', () => {
     expect(names.filter((name: string) => name.startsWith('FLOWS_')).sort()).toEqual(['FLOWS_EFFORT', 'FLOWS_JOB_SLUG', 'FLOWS_MODEL', 'FLOWS_RUN_ID']);
     expect(names).not.toContain('DATABASE_URL');
     expect(names).not.toContain('TEST_DATABASE_URL');
-    expect(output[2]).toMatch(/^dir=.*flows-run-/);
+    expect(output[2]).toBe('dir=/workspace');
     expect(trace.find((event) => event.type === 'result')?.data).toEqual({ summary: 'prompt=Hello Ada' });
   });
 

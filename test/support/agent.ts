@@ -1,8 +1,6 @@
 // A stand-in coding agent for the local executor: a shell script whose behaviour the prompt chooses, so
 // that one configured command covers success, failure, slow runs and structured results.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
+import { readdirSync, readFileSync } from 'node:fs';
 
 const SCRIPT = `prompt=$(cat)
 case "$prompt" in
@@ -15,12 +13,12 @@ case "$prompt" in
 esac
 `;
 
-/** The command to configure as FLOWS_LOCAL_AGENT_COMMAND. */
-export function agentCommand(): string {
-  const dir = mkdtempSync(path.join(tmpdir(), 'flows-agent-'));
-  const file = path.join(dir, 'agent.sh');
-  writeFileSync(file, SCRIPT, { mode: 0o700 });
-  return `sh ${file}`;
+/**
+ * The command to configure as FLOWS_LOCAL_AGENT_COMMAND: the script itself, so that a sandboxed agent,
+ * which sees none of the host's files, has it too.
+ */
+export function agentCommand(script = SCRIPT): string {
+  return `eval "$(echo ${Buffer.from(script).toString('base64')} | base64 -d)"`;
 }
 
 /** Pids of processes that carry the run's id in their environment (the agent and what it started). */

@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync } from 'node:fs';
+import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
@@ -36,7 +36,24 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
   });
 
+  it('sandboxes the local agent unless told not to, and reads its binds and variables', () => {
+    writeFileSync(path.join(dir, 'bound.txt'), '');
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({ command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'on', binds: [], env: [] });
+    const config = loadConfig({
+      ...sqlite, HOME: dir, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_SANDBOX: 'off', FLOWS_LOCAL_AGENT_NETWORK: 'none',
+      FLOWS_LOCAL_AGENT_BIND: `~:ro, ${dir}:rw,~/bound.txt`, FLOWS_LOCAL_AGENT_ENV: 'ANTHROPIC_API_KEY, GH_TOKEN',
+    });
+    expect(config.localAgent).toMatchObject({
+      sandbox: 'off', network: 'none', env: ['ANTHROPIC_API_KEY', 'GH_TOKEN'],
+      binds: [{ path: dir, writable: false }, { path: dir, writable: true }, { path: path.join(dir, 'bound.txt'), writable: false }],
+    });
+  });
+
   it.each([
+    ['FLOWS_LOCAL_AGENT_SANDBOX', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_SANDBOX: 'maybe' }],
+    ['FLOWS_LOCAL_AGENT_NETWORK', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'some' }],
+    ['FLOWS_LOCAL_AGENT_BIND', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_BIND: '/no/such/path' }],
+    ['FLOWS_LOCAL_AGENT_ENV', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_ENV: 'NOT-A-NAME' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: 'lots' }],
     ['FLOWS_RATE_LIMIT_API_ADDRESS', { FLOWS_RATE_LIMIT_API_ADDRESS: '1.5' }],
