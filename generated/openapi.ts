@@ -617,6 +617,67 @@ export interface paths {
         patch: operations["updateExecutionTarget"];
         trace?: never;
     };
+    "/api/v1/secrets": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List secrets
+         * @description Lists the tenant's secrets by name, without their values (never answered). Not paginated (at most 100).
+         */
+        get: operations["listSecrets"];
+        put?: never;
+        /**
+         * Create a secret
+         * @description Stores a secret for runs, encrypted; its value is never answered. A name the tenant already uses is
+         *     refused with 409 `secret_exists` (set a new value with PUT); a tenant holds at most 100 secrets
+         *     (409 `conflict`).
+         */
+        post: operations["createSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/secrets/{secretName}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The secret's name.
+                 * @example GITHUB_TOKEN
+                 */
+                secretName: components["parameters"]["secretName"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a secret
+         * @description One secret's name and dates; its value is never answered.
+         */
+        get: operations["getSecret"];
+        /**
+         * Set a secret
+         * @description Sets the secret's value, creating the secret (201) or replacing its value (200). Runs already started
+         *     keep the value they received; runs started afterwards get the new one.
+         */
+        put: operations["putSecret"];
+        post?: never;
+        /**
+         * Delete a secret
+         * @description Deletes the secret. Jobs that refer to it keep the reference; their runs then fail, saying which secret is missing, until it is created again or the job changed.
+         */
+        delete: operations["deleteSecret"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/vmhost-connections": {
         parameters: {
             query?: never;
@@ -1686,6 +1747,7 @@ export interface components {
             model?: string;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
             effort?: string;
+            env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
         };
@@ -1713,9 +1775,72 @@ export interface components {
             model?: string;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
             effort?: string;
+            env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
         };
+        /**
+         * @description Variables the agent gets in its environment on every target kind, by name: a plain value, or
+         *     `{ "secret": "NAME" }` naming one of the tenant's secrets (`/api/v1/secrets`), whose value the agent gets
+         *     and no answer ever shows. A reference to a secret that does not exist is refused when the job is saved
+         *     (400 `validation_failed`); a secret deleted afterwards fails the run, saying which. Every secret value a
+         *     run received (and its base64 and URL-encoded forms) is replaced by `***` in its trace, result and error.
+         *     Names starting with `FLOWS_` are the service's own and are refused. On update, `env` replaces the whole map.
+         * @example {
+         *       "GIT_AUTHOR_NAME": "Flows agent",
+         *       "GITHUB_TOKEN": {
+         *         "secret": "GITHUB_TOKEN"
+         *       }
+         *     }
+         */
+        JobEnv: {
+            [key: string]: string | components["schemas"]["SecretReference"];
+        };
+        /** @description A reference to one of the tenant's secrets by name. */
+        SecretReference: {
+            /** @description The secret's name. */
+            secret: string;
+        };
+        /**
+         * @description A secret for runs, without its value (never answered).
+         * @example {
+         *       "name": "GITHUB_TOKEN",
+         *       "createdAt": "2025-06-02T09:14:07Z",
+         *       "updatedAt": "2025-06-03T16:40:22Z"
+         *     }
+         */
+        Secret: {
+            /** @description Unique within the tenant; jobs refer to it by this name. */
+            name: string;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the value was last set.
+             */
+            updatedAt: string;
+        };
+        /**
+         * @example {
+         *       "name": "GITHUB_TOKEN",
+         *       "value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+         *     }
+         */
+        SecretCreate: {
+            /** @description Letters, digits and `_`, not starting with a digit. */
+            name: string;
+            value: components["schemas"]["SecretValue"];
+        };
+        /**
+         * @example {
+         *       "value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+         *     }
+         */
+        SecretUpdate: {
+            value: components["schemas"]["SecretValue"];
+        };
+        /** @description The value, write-only; stored encrypted. At least 4 characters, since shorter values cannot be masked in output without blanking ordinary text. */
+        SecretValue: string;
         /**
          * @description A job: a prompt template, where and how it runs, and what starts it.
          * @example {
@@ -1728,6 +1853,12 @@ export interface components {
          *       "concurrencyLimit": 2,
          *       "model": "large",
          *       "effort": "high",
+         *       "env": {
+         *         "GIT_AUTHOR_NAME": "Flows agent",
+         *         "GITHUB_TOKEN": {
+         *           "secret": "GITHUB_TOKEN"
+         *         }
+         *       },
          *       "enabled": true,
          *       "triggers": [
          *         {
@@ -1790,6 +1921,7 @@ export interface components {
             model: string | null;
             /** @description Reasoning effort requested from the coding agent; null means the agent's default. */
             effort: string | null;
+            env: components["schemas"]["JobEnv"];
             /** @description Whether the job accepts invocations and its triggers fire. */
             enabled: boolean;
             /** @description The job's triggers. */
@@ -3220,7 +3352,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced), `invalid_input_schema` (the job's saved input schema is refused now). The operation's description says which apply. */
+        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced), `secret_exists` (the tenant already has a secret of that name), `invalid_input_schema` (the job's saved input schema is refused now). The operation's description says which apply. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -3329,6 +3461,11 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description The secret's name.
+         * @example GITHUB_TOKEN
+         */
+        secretName: string;
         /**
          * @description Identifier of the event delivery, the same on every attempt and redelivery; dedupe on it.
          * @example msg_01m84nz0jkwpt49r39ga6vh94a
@@ -3564,6 +3701,7 @@ export interface operations {
                      *         "concurrencyLimit": 2,
                      *         "model": "large",
                      *         "effort": "high",
+                     *         "env": {},
                      *         "enabled": true,
                      *         "triggers": [
                      *           {
@@ -3698,6 +3836,7 @@ export interface operations {
                      *       "concurrencyLimit": 2,
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
                      *         {
@@ -3787,6 +3926,7 @@ export interface operations {
                      *       "concurrencyLimit": 2,
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
                      *         {
@@ -3917,6 +4057,7 @@ export interface operations {
                      *       "concurrencyLimit": 3,
                      *       "model": "large",
                      *       "effort": "medium",
+                     *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
                      *         {
@@ -4007,6 +4148,7 @@ export interface operations {
                      *       "concurrencyLimit": 2,
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
                      *         {
@@ -4095,6 +4237,7 @@ export interface operations {
                      *       "concurrencyLimit": 2,
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "env": {},
                      *       "enabled": false,
                      *       "triggers": [
                      *         {
@@ -5854,6 +5997,230 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSecrets: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secrets, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "name": "GITHUB_TOKEN",
+                     *         "createdAt": "2025-06-02T09:14:07Z",
+                     *         "updatedAt": "2025-06-03T16:40:22Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["Secret"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "GITHUB_TOKEN",
+                 *       "value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SecretCreate"];
+            };
+        };
+        responses: {
+            /** @description Created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "GITHUB_TOKEN",
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-03T16:40:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The secret's name.
+                 * @example GITHUB_TOKEN
+                 */
+                secretName: components["parameters"]["secretName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The secret, without its value. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "GITHUB_TOKEN",
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-03T16:40:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    putSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The secret's name.
+                 * @example GITHUB_TOKEN
+                 */
+                secretName: components["parameters"]["secretName"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "value": "ghp_0123456789abcdefghijklmnopqrstuvwxyz"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SecretUpdate"];
+            };
+        };
+        responses: {
+            /** @description The value was replaced. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "GITHUB_TOKEN",
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-03T16:40:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            /** @description The secret was created. */
+            201: {
+                headers: {
+                    Location: components["headers"]["Location"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "name": "GITHUB_TOKEN",
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-03T16:40:22Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Secret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The secret's name.
+                 * @example GITHUB_TOKEN
+                 */
+                secretName: components["parameters"]["secretName"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

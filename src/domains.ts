@@ -18,6 +18,8 @@ import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
 import type { Logger } from './lib/logger';
 import { createSecretBox } from './lib/secrets';
+import { secretsHandlers } from './secrets/secrets-handlers';
+import { createSecretsService } from './secrets/secrets-service';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createRunner, type UnfinishedRun } from './runs/runner';
 import { UNFINISHED_STATES, type RunState } from './runs/runs-fns';
@@ -66,11 +68,13 @@ export function createDomains({
   const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
   const connections = createConnectionsService({ box });
   const targets = createTargetsService({ localAgent: config.localAgent, connections });
+  const secrets = createSecretsService({ box });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
   const jobs = createJobsService({
     targets,
+    secrets,
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
     invocableJobs: () =>
@@ -85,6 +89,7 @@ export function createDomains({
     tenantDb,
     jobs,
     targets,
+    secrets,
     executors,
     queue,
     logger,
@@ -130,6 +135,7 @@ export function createDomains({
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),
+    ...secretsHandlers(secrets),
   };
   return { handlers, jobs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }

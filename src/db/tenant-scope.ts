@@ -18,6 +18,7 @@ const TENANT_MODEL_NAMES = [
   'AgentIntegration',
   'EventSubscription',
   'EventDelivery',
+  'Secret',
 ] as const;
 type TenantModel = (typeof TENANT_MODEL_NAMES)[number];
 /** Models owned by a tenant (those with a `tenantId` column that holds tenant data). */

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalAgent } from '../config';
-import { INSTALL_HINT, sandboxArgs, sandboxProblem } from './sandbox';
+import { INSTALL_HINT, sandboxArgs, sandboxProblem, spawnSandbox } from './sandbox';
 import { clip } from '../lib/text';
 import { agentOutput, resultOf } from './agent-output';
 import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
@@ -27,7 +27,8 @@ const failedAtStart = (error: string): Execution => ({ ref: 'local:none', done: 
 
 export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', ...agent }: LocalAgent & { killGraceMs?: number; bwrap?: string }): Executor {
   const sandboxed = agent.sandbox !== 'off';
-  // Probed at the first run, then known: a sandbox that cannot be made fails every run, saying why.
+  // Probed until a sandbox could be made once (bubblewrap may be installed while the server runs); until
+  // then every run fails, saying why.
   let problem: Promise<string | null> | undefined;
   const home = process.env.HOME ?? '/';
   const passed = Object.fromEntries((agent.env ?? []).flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
@@ -36,7 +37,10 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       if (sandboxed) {
         const why = await (problem ??= sandboxProblem(agent, bwrap));
-        if (why) return failedAtStart(`The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
+        if (why) {
+          problem = undefined;
+          return failedAtStart(`The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
+        }
       }
       const dir = await mkdtemp(path.join(tmpdir(), 'flows-run-'));
       const env = {
@@ -51,8 +55,10 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         FLOWS_MODEL: spec.model ?? '',
         FLOWS_EFFORT: spec.effort ?? '',
       };
-      const [file, args] = sandboxed ? [bwrap, sandboxArgs({ workspace: dir, home, command: agent.command, agent })] : ['/bin/sh', ['-c', agent.command]];
-      const child = spawn(file, args, { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+      // Sandboxed, bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
+      const child = sandboxed
+        ? spawnSandbox(bwrap, sandboxArgs({ workspace: dir, home, agent, env }), agent.command, { PATH: env.PATH, FLOWS_RUN_ID: spec.runId })
+        : spawn('/bin/sh', ['-c', agent.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       const pid = child.pid!;
       let ending: 'timed_out' | 'canceled' | null = null;
       const end = (why: 'timed_out' | 'canceled') => {
@@ -63,10 +69,10 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
 
       const output = agentOutput(events);
-      output.follow('stdout', child.stdout);
-      output.follow('stderr', child.stderr);
-      child.stdin.on('error', () => {}); // an agent that does not read its prompt closes stdin early
-      child.stdin.end(spec.prompt);
+      output.follow('stdout', child.stdout!);
+      output.follow('stderr', child.stderr!);
+      child.stdin!.on('error', () => {}); // an agent that does not read its prompt closes stdin early
+      child.stdin!.end(spec.prompt);
 
       const done = new Promise<Outcome>((resolve) => {
         child.on('error', (err) => {

@@ -51,15 +51,30 @@ function systemArgs(): string[] {
 
 let system: string[] | undefined;
 
-/** The bubblewrap arguments that run `command` by /bin/sh in `workspace`, with `home` private. */
-export function sandboxArgs({ workspace, home, command, agent }: { workspace: string; home: string; command: string; agent: LocalAgent }): string[] {
+/**
+ * The bubblewrap options of a sandbox around `workspace`, with `home` private and `env` as its whole
+ * environment. They go to bubblewrap through a pipe (`--args`), not its command line or its own
+ * environment: other users of the machine can read a command line, and a job's variables (LD_PRELOAD…)
+ * must reach the agent only, never bubblewrap itself.
+ */
+export function sandboxArgs({ workspace, home, agent, env }: { workspace: string; home: string; agent: LocalAgent; env: Record<string, string> }): string[] {
   system ??= systemArgs();
   const args = ['--unshare-all', ...(agent.network === 'none' ? [] : ['--share-net']), '--die-with-parent', '--new-session', ...system];
+  args.push('--clearenv', ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]));
   args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
   if (home !== '/' && !home.startsWith('/usr') && !home.startsWith('/etc')) args.push('--tmpfs', home);
   args.push('--bind', workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   for (const bind of agent.binds ?? []) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
-  return [...args, '--', '/bin/sh', '-c', command];
+  return args;
+}
+
+/** Starts `command` by /bin/sh in a sandbox of `options` (given through file descriptor 3), in a process group of its own. */
+export function spawnSandbox(bwrap: string, options: string[], command: string, env: Record<string, string>, stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe']) {
+  const child = spawn(bwrap, ['--args', '3', '--', '/bin/sh', '-c', command], { detached: true, stdio: [...stdio, 'pipe'], env });
+  const channel = child.stdio[3] as NodeJS.WritableStream;
+  channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
+  channel.end(options.map((option) => `${option}\0`).join(''));
+  return child;
 }
 
 /**
@@ -68,11 +83,11 @@ export function sandboxArgs({ workspace, home, command, agent }: { workspace: st
  */
 export function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap'): Promise<string | null> {
   const workspace = mkdtempSync(path.join(tmpdir(), 'flows-probe-'));
-  const args = sandboxArgs({ workspace, home: '/nonexistent-home', command: 'true', agent });
+  const options = sandboxArgs({ workspace, home: '/nonexistent-home', agent, env: { PATH: '/usr/bin:/bin' } });
   return new Promise<string | null>((resolve) => {
-    const child = spawn(bwrap, args, { stdio: ['ignore', 'ignore', 'pipe'], env: { PATH: '/usr/bin:/bin' } });
+    const child = spawnSandbox(bwrap, options, 'true', { PATH: '/usr/bin:/bin' }, ['ignore', 'ignore', 'pipe']);
     let stderr = '';
-    child.stderr.on('data', (chunk) => (stderr += chunk));
+    child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', (err) => resolve(`bubblewrap cannot be run (${(err as NodeJS.ErrnoException).code ?? err.message})`));
     child.on('close', (code) => resolve(code === 0 ? null : `bubblewrap cannot make a sandbox here (${stderr.trim().slice(0, 200) || `exit code ${code}`})`));
   }).finally(() => rmSync(workspace, { recursive: true, force: true }));

@@ -96,7 +96,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
         try {
           await waitReady(vmhost, vmId, timing, givenUp);
           events.provisioning({ status: 'vm_ready', vmId });
-          sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}) });
+          sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}), ...(Object.keys(spec.env).length ? { env: spec.env } : {}) });
           const output = forgiving(agent.output, timing.pollMs, givenUp);
           let after = 0;
           for (;;) {

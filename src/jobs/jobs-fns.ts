@@ -13,6 +13,17 @@ import { compileTemplate, TemplateProblem, type CompiledTemplate } from './templ
 export type TriggerInput = components['schemas']['TriggerInput'];
 export type Trigger = components['schemas']['Trigger'];
 export type JobView = components['schemas']['Job'];
+export type JobEnv = components['schemas']['JobEnv'];
+
+/** The names of the secrets `env` refers to. */
+export const secretNamesOf = (env: JobEnv | null | undefined): string[] =>
+  Object.values(env ?? {}).flatMap((value) => (typeof value === 'object' ? [value.secret] : []));
+
+/** Variables named like the service's own would be overridden by them: refused rather than ignored. */
+export function checkEnv(env: JobEnv | undefined): void {
+  const reserved = Object.keys(env ?? {}).find((name) => name.toUpperCase().startsWith('FLOWS_'));
+  if (reserved) throw new ValidationFailed(`\`env.${clip(reserved)}\`: names starting with FLOWS_ are the service's own variables.`);
+}
 
 export class InvalidTemplate extends AppError {
   constructor(message: string) {

@@ -19,6 +19,7 @@ export interface JobFields {
   concurrencyLimit?: number;
   model?: string | null;
   effort?: string | null;
+  env?: Prisma.InputJsonValue;
 }
 
 /** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */
@@ -45,7 +46,7 @@ export function createJobsRepo(db: TenantDb) {
 
     /** What running a live job needs, in one query (no triggers). */
     settings: (id: string) =>
-      db.job.findFirst({ where: { id, deletedAt: null }, select: { id: true, slug: true, model: true, effort: true, executionTargetId: true, concurrencyLimit: true } }),
+      db.job.findFirst({ where: { id, deletedAt: null }, select: { id: true, slug: true, model: true, effort: true, env: true, executionTargetId: true, concurrencyLimit: true } }),
 
     list: ({ limit, after }: KeysetRequest<string>, filter: { enabled?: boolean }) =>
       db.job.findMany({

@@ -10,7 +10,8 @@ import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
-import { asInvalidTemplate, chainLoop, checkJob, deletedSlug, inputValidator, slugCandidate, slugFromName, withIdentity, type JobView, type Trigger } from './jobs-fns';
+import type { SecretsService } from '../secrets/secrets-service';
+import { asInvalidTemplate, chainLoop, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
@@ -22,6 +23,7 @@ type JobUpdate = components['schemas']['JobUpdate'];
 
 export interface JobsDeps {
   targets: Pick<TargetsService, 'checkUsable'>;
+  secrets: Pick<SecretsService, 'missing'>;
   /** Called after a job is deleted: its queued and active runs are canceled. */
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
   /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
@@ -44,6 +46,7 @@ export function jobView(job: JobRow): JobView {
     concurrencyLimit: job.concurrencyLimit,
     model: job.model,
     effort: job.effort,
+    env: (job.env ?? {}) as JobEnv,
     enabled: job.enabled,
     triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
@@ -66,6 +69,15 @@ async function resolveReferences(repo: JobsRepo, triggers: Trigger[]): Promise<T
       return trigger;
     }),
   );
+}
+
+/** Every secret `env` refers to must exist in the tenant (a run would fail without it). */
+async function checkSecretsExist(secrets: JobsDeps['secrets'], db: TenantDb, env: JobEnv | undefined) {
+  const [missing] = await secrets.missing(db, secretNamesOf(env));
+  if (missing) {
+    const variable = Object.entries(env ?? {}).find(([, value]) => typeof value === 'object' && value.secret === missing)![0];
+    throw new ValidationFailed(`\`env.${clip(variable)}\` refers to the secret ${clip(missing)}, which this tenant does not have; create it with POST /api/v1/secrets.`);
+  }
 }
 
 /** What rendering a job's templates reads of it. */
@@ -121,7 +133,7 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
   }
 }
 
-export function createJobsService({ targets, onDeleted, onLimitChanged, invocableJobs }: JobsDeps) {
+export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, invocableJobs }: JobsDeps) {
   // Templates parse, and input schemas are checked and compiled, once per version of a job, not per run:
   // at save, at start (`compileSaved`) or else at the first invocation of a version saved elsewhere.
   const compiled = perVersion<CompiledJob>();
@@ -173,7 +185,9 @@ export function createJobsService({ targets, onDeleted, onLimitChanged, invocabl
       const { triggers: inputs = [], ...fields } = input;
       let triggers = withIdentity(inputs);
       const validators = checkJob({ ...fields, triggers });
+      checkEnv(fields.env);
       await targets.checkUsable(db, fields.executionTargetId);
+      await checkSecretsExist(secrets, db, fields.env);
       triggers = await resolveReferences(repo, triggers);
       let slug = fields.slug ?? (await freeSlug(repo, fields.name));
       // A derived slug taken between the look and the write is derived again; a chosen one is refused.
@@ -206,7 +220,9 @@ export function createJobsService({ targets, onDeleted, onLimitChanged, invocabl
         runNameTemplate: fields.runNameTemplate ?? job.runNameTemplate,
         triggers: triggers ?? [],
       });
+      checkEnv(fields.env);
       await targets.checkUsable(db, fields.executionTargetId);
+      await checkSecretsExist(secrets, db, fields.env);
       if (triggers) {
         triggers = await resolveReferences(repo, triggers);
         await refuseLoops(repo, job.id, triggers);

@@ -5,9 +5,12 @@
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
+import type { JobEnv } from '../jobs/jobs-fns';
 import type { JobSettings, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
+import type { SecretsService } from '../secrets/secrets-service';
+import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, type RunState } from './runs-fns';
 import { createRunsRepo, type RunsRepo, type TraceEntry } from './runs-repo';
 
@@ -23,6 +26,7 @@ export interface RunnerDeps {
   tenantDb: (tenantId: string) => TenantDb;
   jobs: Pick<JobsService, 'settings'>;
   targets: Pick<TargetsService, 'resolve'>;
+  secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost', Executor>>;
   queue: WorkQueue;
   logger: Logger;
@@ -35,6 +39,36 @@ export interface RunnerDeps {
 const FLUSH_EVERY_MS = 200;
 const FLUSH_AT = 100;
 export const INTERRUPTED = 'interrupted: the server stopped while the run was active';
+
+/**
+ * The variables a run's agent gets from its job's `env`, secrets opened, and the secret values among them
+ * (to mask); or why the run cannot start (a secret deleted since the job was saved).
+ */
+async function runEnv(secrets: RunnerDeps['secrets'], db: TenantDb, env: JobEnv): Promise<{ env: Record<string, string>; secretValues: string[] } | { missing: string }> {
+  const entries = Object.entries(env);
+  const opened = await secrets.open(db, entries.flatMap(([, value]) => (typeof value === 'object' ? [value.secret] : [])));
+  const resolved: Record<string, string> = {};
+  for (const [name, value] of entries) {
+    if (typeof value === 'string') resolved[name] = value;
+    else if (opened.has(value.secret)) resolved[name] = opened.get(value.secret)!;
+    else return { missing: `The secret ${value.secret} that env.${name} refers to does not exist (any more): create it (POST /api/v1/secrets) or change the job's env.` };
+  }
+  return { env: resolved, secretValues: [...opened.values()] };
+}
+
+/** What an execution reports, masked before it is recorded. */
+function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, targetId: string) {
+  const streams = { stdout: masker.stream(), stderr: masker.stream() };
+  const output = (stream: 'stdout' | 'stderr', lines: string[]) => lines.forEach((text) => trace.push({ type: 'agent_output', data: { stream, text } }));
+  return {
+    output: (stream: 'stdout' | 'stderr', text: string) => output(stream, streams[stream].push(text)),
+    provisioning: (data: Record<string, unknown>) => trace.push({ type: 'target_provisioning', data: masker.value({ targetId, ...data }) }),
+    /** What was held back for a value that might continue. */
+    end: () => (['stdout', 'stderr'] as const).forEach((stream) => output(stream, streams[stream].end())),
+    outcome: (outcome: Outcome): Outcome =>
+      outcome.state === 'succeeded' ? { ...outcome, result: masker.value(outcome.result) } : { ...outcome, error: masker.text(outcome.error) },
+  };
+}
 
 /** Trace entries of a running agent, written in batches: one transaction per batch, not per line. */
 function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
@@ -59,7 +93,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, executors, queue, logger, unfinishedRuns, notify }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, unfinishedRuns, notify }: RunnerDeps) {
   const executions = new Map<string, { stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -112,13 +146,16 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         await finish(repo, tenantId, runId, { state: 'failed', error }, state);
         return;
       }
+      const env = await runEnv(secrets, db, (job.env ?? {}) as JobEnv);
+      if ('missing' in env) {
+        await finish(repo, tenantId, runId, { state: 'failed', error: env.missing }, state);
+        return;
+      }
       const trace = traceWriter(repo, runId, logger);
+      const events = maskedEvents(createMasker(env.secretValues), trace, target.id);
       const execution = await executor.start(
-        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: {} },
-        {
-          output: (stream, text) => trace.push({ type: 'agent_output', data: { stream, text } }),
-          provisioning: (data) => trace.push({ type: 'target_provisioning', data: { targetId: target.id, ...data } }),
-        },
+        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env },
+        events,
       );
       executions.set(runId, execution);
       await repo.setExecutorRef(runId, execution.ref);
@@ -128,7 +165,8 @@ export function createRunner({ tenantDb, jobs, targets, executors, queue, logger
         state = 'running';
         notify(tenantId, 'started', runId);
       } else execution.stop();
-      const outcome = await execution.done;
+      const outcome = events.outcome(await execution.done);
+      events.end();
       await trace.flush();
       await finish(repo, tenantId, runId, outcome, state);
     } catch (err) {

@@ -58,7 +58,7 @@ export interface FakeProviders {
   url: string;
   knobs: Knobs;
   vms: Map<string, { polls: number; destroyed: boolean; image: string }>;
-  sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string }>;
+  sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string; env?: Record<string, string> }>;
   /** The calls failed on purpose, in order. */
   failed: ProviderCall[];
   /** Back to working providers. */
@@ -116,7 +116,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     }
     if (url.pathname === '/v1/sessions' && req.method === 'POST') {
       const id = `session-${++next}`;
-      fake.sessions.set(id, { reads: 0, canceled: false, prompt: body.prompt, model: body.model });
+      fake.sessions.set(id, { reads: 0, canceled: false, prompt: body.prompt, model: body.model, env: body.env });
       return send(201, { id });
     }
     if (sessionRoute) {

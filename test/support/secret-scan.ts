@@ -1,8 +1,9 @@
 // The suite's secret scan. Every app a test starts records the answers it gives (bodies and headers) and
 // the log lines it writes at the most talkative level; when it closes, no secret it ever held may appear in
 // any of them, nor in any row of its database outside the sealed columns (traces, runs, activity, event
-// payloads). The secrets are the VM-host and agent tokens and the webhook and event signing secrets: those
-// sealed in the database at the end, those a request gave, and those an answer showed once.
+// payloads). The secrets are the VM-host and agent tokens, the webhook and event signing secrets and the
+// tenants' secrets for runs: those sealed in the database at the end, those a request gave, and those an
+// answer showed once.
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Db } from '../../src/db/client';
 import { createLogger, type Logger } from '../../src/lib/logger';
@@ -15,6 +16,7 @@ const SHOWS_SECRET = /^\/api\/v1\/(webhook-sources(\/[^/]+\/rotate-secret)?|even
 const GIVES_TOKEN: [RegExp, string][] = [
   [/^\/api\/v1\/vmhost-connections(\/[^/]+)?$/, 'apiToken'],
   [/^\/api\/v1\/integrations\/agent-integration$/, 'accessToken'],
+  [/^\/api\/v1\/secrets(\/[^/]+)?$/, 'value'],
 ];
 /** Shorter values (tests' throwaway `t`) would match by chance. */
 const MIN_SECRET_LENGTH = 8;
@@ -95,6 +97,7 @@ export function createSecretRecorder(): SecretRecorder {
         ...(await db.eventSubscription.findMany({ select: { secretCiphertext: true } })).map((r) => r.secretCiphertext),
         ...(await db.vmhostConnection.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
         ...(await db.agentIntegration.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
+        ...(await db.secret.findMany({ select: { valueCiphertext: true } })).map((r) => r.valueCiphertext),
       ]) {
         remember(openedOrNull(box, row));
       }
@@ -102,7 +105,7 @@ export function createSecretRecorder(): SecretRecorder {
       const places = [...answers, ...logLines.map((text, i) => ({ where: `log line ${i + 1}`, text })), ...(await databaseRows(db))];
       const found: string[] = [];
       for (const secret of secrets) {
-        const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), secret.replace(/^whsec_/, '')]);
+        const forms = new Set([secret, encodeURIComponent(secret), JSON.stringify(secret).slice(1, -1), secret.replace(/^whsec_/, ''), Buffer.from(secret).toString('base64')]);
         for (const { where, text } of places) {
           const form = [...forms].find((candidate) => text.includes(candidate));
           if (form) found.push(`${where}: …${text.slice(Math.max(0, text.indexOf(form) - 60), text.indexOf(form)).replace(/\s+/g, ' ')}[a secret]…`);

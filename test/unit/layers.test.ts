@@ -20,6 +20,7 @@ const RANKS: Record<string, number> = {
   // conditions and name targets, runs start jobs on targets, intake and events start and report runs.
   triggers: 6,
   integrations: 6,
+  secrets: 6,
   jobs: 7,
   runs: 8,
   webhooks: 9,
@@ -48,7 +49,7 @@ function importsOf(file: string): string[] {
 }
 
 /** Folders of tenant data: they reach the database only through the tenant-bound client their callers hand them. */
-const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'mcp']);
+const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'secrets', 'mcp']);
 const RAW_CLIENT = path.join(SRC, 'db', 'client');
 
 it('ranks every top-level entry of src/', () => {
