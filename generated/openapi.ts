@@ -574,9 +574,39 @@ export interface paths {
         put?: never;
         /**
          * Create an execution target
-         * @description Creates a `vmhost` execution target: a VM-host connection plus VM settings. Every run on it boots a disposable VM. `local` targets are configured by the operator in the server configuration and cannot be created here.
+         * @description Creates a `vmhost` execution target (a VM-host connection plus VM settings: every run on it boots a disposable VM) or, when the operator configured a Docker host, a `docker` target (an allowed image plus container limits: every run gets a fresh container). `local` targets are configured by the operator in the server configuration and cannot be created here.
          */
         post: operations["createExecutionTarget"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/execution-targets/{targetId}/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The execution target id.
+                 * @example tgt_3m9q7z2r5k8d
+                 */
+                targetId: components["parameters"]["targetId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a Docker target end to end
+         * @description Checks a `docker` target step by step and reports each with its duration: `daemon` (the Docker host
+         *     answers), `image` (the operator's allowlist allows the image, and the host has it), `run` (`true` runs
+         *     in a container hardened and limited like a run's, removed afterwards). A failed step ends the check (the
+         *     answer is still 200, with `ok: false`). Other kinds answer 409 `conflict` (a `vmhost` target is checked
+         *     through its connection's diagnostics).
+         */
+        post: operations["runTargetDiagnostics"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2612,7 +2642,9 @@ export interface components {
             runIds: string[];
         };
         /**
-         * @description A new VM-host execution target.
+         * @description A new execution target: `vmhost` (the default kind) needs `connectionId` and `image`; `docker` needs
+         *     `image` and takes `command`, `cpus`, `memoryMb`, `pids` and `network`, and no VM settings. Fields of the
+         *     other kind are refused with 400 `validation_failed`.
          * @example {
          *       "name": "Standard VM (Frankfurt)",
          *       "connectionId": "vmc_6b1x4j8n2w7h",
@@ -2623,16 +2655,34 @@ export interface components {
          *     }
          */
         ExecutionTargetCreate: {
+            /**
+             * @description Default: `vmhost`. `docker` is offered only when the operator configured a Docker host (otherwise 400 `validation_failed`).
+             * @enum {string}
+             */
+            kind?: "vmhost" | "docker";
             /** @description Display name. */
             name: string;
-            /** @description VM-host connection used to boot VMs. */
-            connectionId: string;
-            /** @description VM image (provider-specific) with the agent installed. */
+            /** @description VM-host connection used to boot VMs (`vmhost` only). */
+            connectionId?: string;
+            /** @description VM image (provider-specific) with the agent installed, or for `docker` the container image (`ghcr.io/acme/agent:1`), which the operator's `FLOWS_DOCKER_IMAGES` must allow. */
             image: string;
             /** @description VM size (provider-specific). When omitted, the provider default is used. */
             size?: string;
             /** @description Region to boot VMs in (provider-specific). When omitted, the provider default is used. */
             region?: string;
+            /** @description `docker` only: run by `/bin/sh -c` in place of the image's entrypoint. Default: the image's own entrypoint. */
+            command?: string;
+            /** @description `docker` only: CPUs the container may use. Default: 1. */
+            cpus?: number;
+            /** @description `docker` only: memory limit in MiB. Default: 2048. */
+            memoryMb?: number;
+            /** @description `docker` only: most processes at once. Default: 512. */
+            pids?: number;
+            /**
+             * @description `docker` only: `none` (the default) or `egress`.
+             * @enum {string}
+             */
+            network?: "none" | "egress";
             /** @description A run still active after this many seconds ends as `timed_out`. Default on creation: 3600 (one hour). */
             timeoutSeconds?: number;
         };
@@ -2647,17 +2697,30 @@ export interface components {
             name?: string;
             /** @description VM-host connection used to boot VMs. */
             connectionId?: string;
-            /** @description VM image (provider-specific) with the agent installed. */
+            /** @description VM image (provider-specific) with the agent installed, or for `docker` the container image (`ghcr.io/acme/agent:1`), which the operator's `FLOWS_DOCKER_IMAGES` must allow. */
             image?: string;
             /** @description VM size (provider-specific). When omitted, the provider default is used. */
             size?: string;
             /** @description Region to boot VMs in (provider-specific). When omitted, the provider default is used. */
             region?: string;
+            /** @description `docker` only: run by `/bin/sh -c` in place of the image's entrypoint. Default: the image's own entrypoint. */
+            command?: string;
+            /** @description `docker` only: CPUs the container may use. Default: 1. */
+            cpus?: number;
+            /** @description `docker` only: memory limit in MiB. Default: 2048. */
+            memoryMb?: number;
+            /** @description `docker` only: most processes at once. Default: 512. */
+            pids?: number;
+            /**
+             * @description `docker` only: `none` (the default) or `egress`.
+             * @enum {string}
+             */
+            network?: "none" | "egress";
             /** @description A run still active after this many seconds ends as `timed_out`. Default on creation: 3600 (one hour). */
             timeoutSeconds?: number;
         };
         /**
-         * @description Where runs execute. `vmhost` targets boot a disposable VM through a VM-host connection for every run. `local` targets run a configured agent command on the server host; the operator defines them in the server configuration and they cannot be created, changed or deleted through the API.
+         * @description Where runs execute. `vmhost` targets boot a disposable VM through a VM-host connection for every run. `docker` targets run every run in a fresh, hardened container on the operator's Docker host (offered only when the operator configured one). `local` targets run a configured agent command on the server host, in a sandbox; the operator defines them in the server configuration and they cannot be created, changed or deleted through the API.
          * @example {
          *       "id": "tgt_3m9q7z2r5k8d",
          *       "name": "Standard VM (Frankfurt)",
@@ -2666,6 +2729,7 @@ export interface components {
          *       "image": "agent-runner-ubuntu-24.04",
          *       "size": "standard-4vcpu-8gb",
          *       "region": "fra1",
+         *       "docker": null,
          *       "timeoutSeconds": 3600,
          *       "createdAt": "2025-06-02T09:14:07Z",
          *       "updatedAt": "2025-06-03T16:40:22Z"
@@ -2677,18 +2741,20 @@ export interface components {
             /** @description Display name. */
             name: string;
             /**
-             * @description `vmhost` (created through the API) or `local` (configured by the operator).
+             * @description `vmhost` or `docker` (created through the API), or `local` (configured by the operator).
              * @enum {string}
              */
-            kind: "vmhost" | "local";
-            /** @description VM-host connection used to boot VMs; null for `local` targets. */
+            kind: "vmhost" | "docker" | "local";
+            /** @description VM-host connection used to boot VMs; null for `docker` and `local` targets. */
             connectionId: string | null;
-            /** @description VM image; null for `local` targets. */
+            /** @description VM image, or the container image of a `docker` target; null for `local` targets. */
             image: string | null;
-            /** @description VM size (provider-specific): empty when the target leaves it to the provider's default; `local` for local targets. */
+            /** @description VM size (provider-specific): empty when the target leaves it to the provider's default, and for `docker` targets; `local` for local targets. */
             size: string;
-            /** @description Region the VMs boot in; null for the provider default or a `local` target. */
+            /** @description Region the VMs boot in; null for the provider default, a `docker` or a `local` target. */
             region: string | null;
+            /** @description The container settings of a `docker` target; null for other kinds. */
+            docker: components["schemas"]["DockerSettings"] | null;
             /** @description A run still active after this many seconds ends as `timed_out`. */
             timeoutSeconds: number;
             /**
@@ -2701,6 +2767,35 @@ export interface components {
              * @description When the target was last changed.
              */
             updatedAt: string;
+        };
+        /**
+         * @description How a `docker` target runs each run: a fresh container of `image` (which the operator's allowlist,
+         *     `FLOWS_DOCKER_IMAGES`, must allow), as user 1000 with every capability dropped, `no-new-privileges`,
+         *     a read-only root filesystem and in-memory `/workspace` and `/tmp`; nothing of the host is mounted.
+         *     The rendered prompt arrives on stdin, stdout and stderr lines go to the trace, the exit code decides
+         *     the state, and the container is removed on every path.
+         * @example {
+         *       "command": "claude -p --permission-mode acceptEdits",
+         *       "cpus": 2,
+         *       "memoryMb": 4096,
+         *       "pids": 512,
+         *       "network": "egress"
+         *     }
+         */
+        DockerSettings: {
+            /** @description Run by `/bin/sh -c` in place of the image's entrypoint; null runs the image's own entrypoint and command. */
+            command: string | null;
+            /** @description CPUs the container may use. */
+            cpus: number;
+            /** @description Memory limit in MiB (no swap beyond it); the in-memory `/workspace` and `/tmp` count against it. */
+            memoryMb: number;
+            /** @description Most processes the container may run at once. */
+            pids: number;
+            /**
+             * @description `none`: no network but loopback (the default). `egress`: Docker's default bridge, reaching whatever the Docker host reaches.
+             * @enum {string}
+             */
+            network: "none" | "egress";
         };
         /**
          * @description A new VM-host connection. The API token is stored encrypted and never returned.
@@ -2774,6 +2869,65 @@ export interface components {
              * @description When diagnostics last succeeded for this connection; null if never.
              */
             lastVerifiedAt: string | null;
+        };
+        /**
+         * @description Result of checking a `docker` target end to end. Steps run in order; a failed step ends the check.
+         * @example {
+         *       "targetId": "tgt_7d2k9w4x1c8v",
+         *       "ok": true,
+         *       "startedAt": "2025-06-03T16:43:02Z",
+         *       "finishedAt": "2025-06-03T16:43:04Z",
+         *       "steps": [
+         *         {
+         *           "step": "daemon",
+         *           "ok": true,
+         *           "durationMs": 4,
+         *           "detail": "Docker 28.2.2 answers (API 1.50)."
+         *         },
+         *         {
+         *           "step": "image",
+         *           "ok": true,
+         *           "durationMs": 3,
+         *           "detail": "The image ghcr.io/acme/agent:1 is allowed and on the host."
+         *         },
+         *         {
+         *           "step": "run",
+         *           "ok": true,
+         *           "durationMs": 812,
+         *           "detail": "`true` ran in a container hardened and limited like a run's."
+         *         }
+         *       ]
+         *     }
+         */
+        DockerDiagnostics: {
+            /** @description Identifier of the checked target. */
+            targetId: string;
+            /** @description True when every step succeeded. */
+            ok: boolean;
+            /**
+             * Format: date-time
+             * @description When the check started.
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description When the check ended.
+             */
+            finishedAt: string;
+            /** @description The steps that ran, in order. */
+            steps: {
+                /**
+                 * @description `daemon` (the Docker host answers), `image` (the allowlist allows the image and the host has it), `run` (`true` runs in a container hardened and limited like a run's, removed afterwards).
+                 * @enum {string}
+                 */
+                step: "daemon" | "image" | "run";
+                /** @description Whether the step succeeded. */
+                ok: boolean;
+                /** @description How long the step took, in milliseconds. */
+                durationMs: number;
+                /** @description What the step found, or why it failed. */
+                detail: string;
+            }[];
         };
         /**
          * @description Result of probing a VM-host connection end to end. Steps run in order; a failed step ends the probe, except that `vm_destroy` always runs once a VM was booted.
@@ -5786,6 +5940,7 @@ export interface operations {
                      *         "image": "agent-runner-ubuntu-24.04",
                      *         "size": "standard-4vcpu-8gb",
                      *         "region": "fra1",
+                     *         "docker": null,
                      *         "timeoutSeconds": 3600,
                      *         "createdAt": "2025-06-02T09:14:07Z",
                      *         "updatedAt": "2025-06-03T16:40:22Z"
@@ -5843,6 +5998,7 @@ export interface operations {
                      *       "image": "agent-runner-ubuntu-24.04",
                      *       "size": "standard-4vcpu-8gb",
                      *       "region": "fra1",
+                     *       "docker": null,
                      *       "timeoutSeconds": 3600,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-03T16:40:22Z"
@@ -5858,6 +6014,56 @@ export interface operations {
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runTargetDiagnostics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The execution target id.
+                 * @example tgt_3m9q7z2r5k8d
+                 */
+                targetId: components["parameters"]["targetId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check's result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "targetId": "tgt_7d2k9w4x1c8v",
+                     *       "ok": true,
+                     *       "startedAt": "2025-06-03T16:43:02Z",
+                     *       "finishedAt": "2025-06-03T16:43:04Z",
+                     *       "steps": [
+                     *         {
+                     *           "step": "daemon",
+                     *           "ok": true,
+                     *           "durationMs": 4,
+                     *           "detail": "Docker 28.2.2 answers (API 1.50)."
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["DockerDiagnostics"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5893,6 +6099,7 @@ export interface operations {
                      *       "image": "agent-runner-ubuntu-24.04",
                      *       "size": "standard-4vcpu-8gb",
                      *       "region": "fra1",
+                     *       "docker": null,
                      *       "timeoutSeconds": 3600,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-03T16:40:22Z"
@@ -5982,6 +6189,7 @@ export interface operations {
                      *       "image": "agent-runner-ubuntu-24.04",
                      *       "size": "standard-4vcpu-8gb",
                      *       "region": "fra1",
+                     *       "docker": null,
                      *       "timeoutSeconds": 7200,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-03T16:40:22Z"
@@ -6033,6 +6241,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6121,6 +6330,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6221,6 +6431,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

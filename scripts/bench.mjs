@@ -4,10 +4,11 @@
 //   (a) bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row per request
 //   (b) Express 5 + one Prisma `create` of a run per request
 // The `intake` row has an app of its own (scripts/bench-intake.mjs sets it up); then the cost of deciding a
-// delivery, measured in process (scripts/bench-intake-eval.mjs), and start-up time and idle memory
+// delivery, measured in process (scripts/bench-intake-eval.mjs), how long a run takes to its first output
+// per target kind (scripts/bench-run-start.mjs), and start-up time and idle memory
 // (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
 // BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there. Arguments pick parts:
-// `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, startup).
+// `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, runs, startup).
 import { execFileSync, spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
@@ -22,7 +23,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'evaluation', 'startup'];
+const PARTS = ['api', 'intake', 'evaluation', 'runs', 'startup'];
 const picked = process.argv.slice(2);
 const unknown = picked.filter((part) => !PARTS.includes(part));
 if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}: pick from ${PARTS.join(', ')}`);
@@ -202,6 +203,10 @@ async function main() {
   if (wanted('evaluation')) {
     const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     console.log(evaluation.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
+  }
+  if (wanted('runs')) {
+    const runs = execFileSync(process.execPath, [path.join(root, 'scripts/bench-run-start.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    console.log(runs.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
   }
   if (wanted('startup')) {
     const startup = await measureStartup();

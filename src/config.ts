@@ -28,6 +28,15 @@ export interface Config {
   rateLimits: { api: number; apiAddress: number };
   /** The agent command of the built-in `local` execution target; null when the operator set none. */
   localAgent: LocalAgent | null;
+  /** The Docker host of `docker` targets and the images they may use; null: no `docker` targets. */
+  docker: DockerHost | null;
+}
+
+export interface DockerHost {
+  /** `unix:///var/run/docker.sock` or `tcp://host:2375`. */
+  host: string;
+  /** Patterns of the images tenants may name (`*` stands for anything). */
+  images: string[];
 }
 
 export interface LocalAgent {
@@ -62,6 +71,17 @@ export const DEFAULT_API_RATE_LIMITS = { api: 600, apiAddress: 1200 };
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
 const list = (raw: string | undefined) => (raw ?? '').split(',').map((item) => item.trim()).filter(Boolean);
+
+/** FLOWS_DOCKER_HOST (or Docker's own DOCKER_HOST) turns `docker` targets on; they need an image allowlist. */
+function dockerHost(env: NodeJS.ProcessEnv): DockerHost | null {
+  const host = env.FLOWS_DOCKER_HOST?.trim() || env.DOCKER_HOST?.trim();
+  if (!host) return null;
+  const variable = env.FLOWS_DOCKER_HOST?.trim() ? 'FLOWS_DOCKER_HOST' : 'DOCKER_HOST';
+  if (!/^(unix:\/\/\/.+|tcp:\/\/[^/]+:\d+\/?)$/.test(host)) throw new ConfigError(variable, 'must be unix:///path/to/docker.sock or tcp://host:port');
+  const images = list(env.FLOWS_DOCKER_IMAGES);
+  if (images.length === 0) throw new ConfigError('FLOWS_DOCKER_IMAGES', 'list the images docker targets may use (comma-separated, * for anything), e.g. ghcr.io/acme/*');
+  return { host, images };
+}
 
 function oneOf<T extends string>(env: NodeJS.ProcessEnv, name: string, values: readonly T[], fallback: T): T {
   const raw = env[name]?.trim();
@@ -190,5 +210,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           }),
         }
       : null,
+    docker: dockerHost(env),
   };
 }

@@ -10,6 +10,8 @@ import type { Executor } from './integrations/executor';
 import { connectionsHandlers } from './integrations/connections-handlers';
 import { createConnectionsService } from './integrations/connections-service';
 import { createDiagnosticsService } from './integrations/diagnostics-service';
+import { dockerClient } from './integrations/docker-client';
+import { createDockerExecutor } from './integrations/docker-executor';
 import { createLocalExecutor } from './integrations/local-executor';
 import { createVmhostExecutor, type VmhostTiming } from './integrations/vmhost-executor';
 import { targetsHandlers } from './integrations/targets-handlers';
@@ -17,6 +19,7 @@ import { createTargetsService } from './integrations/targets-service';
 import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
 import type { Logger } from './lib/logger';
+import { newId } from './lib/ids';
 import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
@@ -52,10 +55,7 @@ export function createDomains({
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
 
   const box = createSecretBox(config.secretKey, config.previousSecretKeys);
-  const executors: Partial<Record<'local' | 'vmhost', Executor>> = {
-    vmhost: createVmhostExecutor({ tenantDb, box, timing: vmhostTiming }),
-    ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),
-  };
+  const docker = config.docker && { ...config.docker, client: dockerClient(config.docker.host) };
   const events = createEventsService({
     box,
     queue,
@@ -67,7 +67,19 @@ export function createDomains({
   });
   const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
   const connections = createConnectionsService({ box });
-  const targets = createTargetsService({ localAgent: config.localAgent, connections });
+  const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
+  const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
+    vmhost: createVmhostExecutor({ tenantDb, box, timing: vmhostTiming }),
+    ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),
+    ...(docker && {
+      docker: createDockerExecutor({
+        docker: docker.client,
+        instanceId: newId('inst'),
+        allowedImages: docker.images,
+        settingsOf: (tenantId, targetId) => targets.dockerSettings(tenantDb(tenantId), targetId),
+      }),
+    }),
+  };
   const secrets = createSecretsService({ box });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.

@@ -11,6 +11,8 @@ import { createLogger, type Logger } from './lib/logger';
 import type { OwnerService } from './owners/owner-service';
 
 const SHUTDOWN_GRACE_MS = 10_000;
+/** How often what finished runs left behind (containers of a crashed start) is looked for. */
+const LEFTOVERS_SWEEP_MS = 60_000;
 
 function configOrExit(): Config {
   try {
@@ -66,6 +68,13 @@ async function main() {
   await ensureOwner(config, owners, logger);
   const recovered = await runner.recover();
   if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
+  const sweepLeftovers = () =>
+    runner.sweepLeftovers().then(
+      (removed) => removed && logger.info({ removed }, 'removed what finished runs left behind (containers)'),
+      (err) => logger.warn({ err }, 'removing what finished runs left behind failed'),
+    );
+  await sweepLeftovers();
+  if (config.docker) logger.info({ host: config.docker.host, images: config.docker.images }, 'docker targets run on this Docker host');
   webhooks.resumeEvaluation();
   jobs.compileSaved().then(
     (refused) => {
@@ -82,6 +91,7 @@ async function main() {
       (err) => logger.warn({ err }, 'sweeping expired records failed'),
     );
   }, SWEEP_INTERVAL_MS);
+  setInterval(sweepLeftovers, LEFTOVERS_SWEEP_MS).unref();
   sweeper.unref();
 
   const server = await listen(app, config.port, config.host);

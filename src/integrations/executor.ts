@@ -38,4 +38,9 @@ export interface Executor {
   start(spec: RunSpec, events: ExecutionEvents): Promise<Execution>;
   /** Ends whatever `ref` names if it still belongs to the run (after a crash of the process that started it). */
   reap(ref: string, runId: string): Promise<void>;
+  /**
+   * Removes what runs left behind that no ref names (a crash between creating and recording it), for the
+   * runs `isOver` says are over; answers how many. Executors whose leftovers all have refs have none.
+   */
+  sweep?(isOver: (tenantId: string, runId: string) => Promise<boolean>): Promise<number>;
 }

@@ -12,6 +12,7 @@ export function targetsHandlers(targets: TargetsService): HandlerMap {
     getExecutionTarget: async ({ db, params }) => ({ status: 200, body: await targets.get(db, params.targetId) }),
     createExecutionTarget: async ({ db, body }) => ({ status: 201, body: await targets.create(db, body) }),
     updateExecutionTarget: async ({ db, params, body }) => ({ status: 200, body: await targets.update(db, params.targetId, body) }),
+    runTargetDiagnostics: async ({ db, params }) => ({ status: 200, body: await targets.diagnose(db, params.targetId) }),
     deleteExecutionTarget: async ({ db, params }) => {
       await targets.delete(db, params.targetId);
       return { status: 204, body: undefined };

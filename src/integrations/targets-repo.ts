@@ -3,7 +3,19 @@ import type { Prisma } from '../../generated/prisma/sqlite/client';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 
-type TargetFields = { name?: string; connectionId?: string; image?: string; size?: string; region?: string; timeoutSeconds?: number };
+type TargetFields = {
+  name?: string;
+  connectionId?: string;
+  image?: string;
+  size?: string;
+  region?: string;
+  timeoutSeconds?: number;
+  command?: string | null;
+  cpus?: number;
+  memoryMb?: number;
+  pids?: number;
+  network?: string;
+};
 
 export function createTargetsRepo(db: TenantDb) {
   return {

@@ -1,20 +1,28 @@
-// Where runs execute: the tenant's own targets, and the built-in `local` target when the operator set an
-// agent command. `local` is configuration, not data: it is never stored, changed or deleted through the API.
+// Where runs execute: the tenant's own targets (`vmhost`, and `docker` when the operator configured a Docker
+// host), and the built-in `local` target when the operator set an agent command. `local` is configuration,
+// not data: it is never stored, changed or deleted through the API.
 import type { components } from '../../generated/openapi';
-import type { LocalAgent } from '../config';
+import type Dockerode from 'dockerode';
+import type { DockerHost, LocalAgent } from '../config';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { ConnectionsService } from './connections-service';
 import { clip } from '../lib/text';
+import { dockerDiagnostics } from './docker-executor';
+import { imageAllowed, type DockerSettings } from './docker-fns';
 import { createTargetsRepo, type TargetRow } from './targets-repo';
 
 export type TargetView = components['schemas']['ExecutionTarget'];
 type TargetCreate = components['schemas']['ExecutionTargetCreate'];
 type TargetUpdate = components['schemas']['ExecutionTargetUpdate'];
+type DockerDiagnostics = components['schemas']['DockerDiagnostics'];
 
 const DEFAULT_TIMEOUT_SECONDS = 3600;
+const DOCKER_DEFAULTS = { command: null, cpus: 1, memoryMb: 2048, pids: 512, network: 'none' } as const;
+const VM_FIELDS = ['connectionId', 'size', 'region'] as const;
+const DOCKER_FIELDS = ['command', 'cpus', 'memoryMb', 'pids', 'network'] as const;
 export const LOCAL_TARGET_ID = 'local';
 
 /** The paging key of a target: ids sort by creation, and `local`, listed first, sorts above them all. */
@@ -23,11 +31,28 @@ export const targetKey = (target: TargetView) => (target.id === LOCAL_TARGET_ID 
 /** What a run needs to know of its target. */
 export interface UsableTarget {
   id: string;
-  kind: 'local' | 'vmhost';
+  kind: 'local' | 'vmhost' | 'docker';
   timeoutSeconds: number;
 }
 
 const targetNotFound = () => new NotFound('No such execution target.');
+
+function dockerSettingsOf(row: TargetRow): DockerSettings & { image: string } {
+  return {
+    image: row.image ?? '',
+    command: row.command,
+    cpus: row.cpus ?? DOCKER_DEFAULTS.cpus,
+    memoryMb: row.memoryMb ?? DOCKER_DEFAULTS.memoryMb,
+    pids: row.pids ?? DOCKER_DEFAULTS.pids,
+    network: (row.network ?? DOCKER_DEFAULTS.network) as DockerSettings['network'],
+  };
+}
+
+/** Settings of the other kind are refused, not ignored: the caller meant something. */
+function refuseFieldsOf(input: Record<string, unknown>, fields: readonly string[], kind: string) {
+  const field = fields.find((name) => input[name] !== undefined);
+  if (field) throw new ValidationFailed(`\`${field}\` is not a setting of ${kind} targets.`);
+}
 
 function view(row: TargetRow): TargetView {
   return {
@@ -38,6 +63,7 @@ function view(row: TargetRow): TargetView {
     image: row.image,
     size: row.size ?? '',
     region: row.region,
+    docker: row.kind === 'docker' ? dockerSettingsOf(row) : null,
     timeoutSeconds: row.timeoutSeconds,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -46,13 +72,22 @@ function view(row: TargetRow): TargetView {
 
 export function createTargetsService({
   localAgent,
+  docker,
   connections,
   startedAt = new Date(),
 }: {
   localAgent: LocalAgent | null;
+  /** The operator's Docker host with its client, when `docker` targets are offered. */
+  docker: (DockerHost & { client: Dockerode }) | null;
   connections: Pick<ConnectionsService, 'checkExists'>;
   startedAt?: Date;
 }) {
+  function checkImage(image: string | undefined) {
+    if (image !== undefined && !imageAllowed(image, docker!.images)) {
+      throw new ValidationFailed(`\`image\` "${clip(image)}" is not allowed on this server's Docker host (FLOWS_DOCKER_IMAGES: ${docker!.images.join(', ')}).`);
+    }
+  }
+
   const operatorOwned = () => new Conflict('conflict', 'The local target is configured by the operator; it cannot be changed or deleted through the API.');
 
   const local: TargetView | null = localAgent && {
@@ -63,6 +98,7 @@ export function createTargetsService({
     image: null,
     size: 'local',
     region: null,
+    docker: null,
     timeoutSeconds: localAgent.timeoutSeconds,
     createdAt: startedAt.toISOString(),
     updatedAt: startedAt.toISOString(),
@@ -85,17 +121,52 @@ export function createTargetsService({
       return view(row);
     },
 
-    async create(db: TenantDb, input: TargetCreate): Promise<TargetView> {
+    async create(db: TenantDb, { kind = 'vmhost', ...input }: TargetCreate): Promise<TargetView> {
+      const fields = { id: newId('tgt'), kind, timeoutSeconds: DEFAULT_TIMEOUT_SECONDS };
+      if (kind === 'docker') {
+        if (!docker) throw new ValidationFailed('`kind`: this server offers no docker targets (the operator has not set FLOWS_DOCKER_HOST).');
+        refuseFieldsOf(input, VM_FIELDS, 'docker');
+        checkImage(input.image);
+        return view(await createTargetsRepo(db).create({ ...fields, ...DOCKER_DEFAULTS, ...input }));
+      }
+      refuseFieldsOf(input, DOCKER_FIELDS, 'vmhost');
+      if (!input.connectionId) throw new ValidationFailed('`connectionId` is required for vmhost targets.');
       await connections.checkExists(db, input.connectionId, 'connectionId');
-      return view(await createTargetsRepo(db).create({ id: newId('tgt'), kind: 'vmhost', timeoutSeconds: DEFAULT_TIMEOUT_SECONDS, ...input }));
+      return view(await createTargetsRepo(db).create({ ...fields, ...input }));
     },
 
     async update(db: TenantDb, id: string, patch: TargetUpdate): Promise<TargetView> {
       if (id === LOCAL_TARGET_ID && local) throw operatorOwned();
-      await connections.checkExists(db, patch.connectionId, 'connectionId');
-      const row = await createTargetsRepo(db).update(id, patch);
+      const repo = createTargetsRepo(db);
+      const target = await repo.find(id);
+      if (!target) throw targetNotFound();
+      if (target.kind === 'docker') {
+        refuseFieldsOf(patch, VM_FIELDS, 'docker');
+        if (docker) checkImage(patch.image);
+      } else {
+        refuseFieldsOf(patch, DOCKER_FIELDS, 'vmhost');
+        await connections.checkExists(db, patch.connectionId, 'connectionId');
+      }
+      const row = await repo.update(id, patch);
       if (!row) throw targetNotFound();
       return view(row);
+    },
+
+    /** What a run on a `docker` target needs of it; null when it is gone (or of another kind). */
+    async dockerSettings(db: TenantDb, id: string): Promise<(DockerSettings & { image: string }) | null> {
+      const row = await createTargetsRepo(db).find(id);
+      return row?.kind === 'docker' ? dockerSettingsOf(row) : null;
+    },
+
+    /** Checks a `docker` target end to end: the host answers, the image is allowed and there, `true` runs. */
+    async diagnose(db: TenantDb, id: string): Promise<DockerDiagnostics> {
+      const row = id === LOCAL_TARGET_ID ? null : await createTargetsRepo(db).find(id);
+      if (!row && !(id === LOCAL_TARGET_ID && local)) throw targetNotFound();
+      if (row?.kind !== 'docker') throw new Conflict('conflict', 'Only docker targets are checked here; a vmhost target is checked through its connection (POST /api/v1/vmhost-connections/{connectionId}/diagnostics).');
+      if (!docker) throw new Conflict('conflict', 'This server offers no docker targets any more (the operator has not set FLOWS_DOCKER_HOST); its runs fail.');
+      const startedAt = new Date();
+      const steps = await dockerDiagnostics(docker.client, dockerSettingsOf(row), docker.images);
+      return { targetId: row.id, ok: steps.every((step) => step.ok), startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), steps };
     },
 
     async delete(db: TenantDb, id: string): Promise<void> {

@@ -27,7 +27,7 @@ export interface RunnerDeps {
   jobs: Pick<JobsService, 'settings'>;
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
-  executors: Partial<Record<'local' | 'vmhost', Executor>>;
+  executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
   queue: WorkQueue;
   logger: Logger;
   /** Every run not yet finished, across tenants (read once, at start). */
@@ -216,7 +216,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       for (const run of runs) {
         jobsToDispatch.set(`${run.tenantId}:${run.jobId}`, { tenantId: run.tenantId, jobId: run.jobId });
         if (run.state === 'queued') continue;
-        if (run.executorRef) await executors[run.executorRef.split(':')[0] as 'local']?.reap(run.executorRef, run.id);
+        if (run.executorRef) await executors[run.executorRef.split(':')[0] as keyof typeof executors]?.reap(run.executorRef, run.id);
         const repo = createRunsRepo(tenantDb(run.tenantId));
         const to = run.state === 'canceling' ? 'canceled' : 'failed';
         const moved =
@@ -236,6 +236,21 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       await queue.idle();
       const deadline = Date.now() + 7_000;
       while (executing > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
+    },
+
+    /**
+     * Removes what executors hold for runs that are over and not executing here (containers left by a
+     * server killed before it recorded them); at start, after `recover`, and now and then.
+     */
+    async sweepLeftovers(): Promise<number> {
+      const isOver = async (tenantId: string, runId: string) => {
+        if (executions.has(runId)) return false;
+        const run = await createRunsRepo(tenantDb(tenantId)).find(runId);
+        return !run || isTerminal(run.state as RunState);
+      };
+      let removed = 0;
+      for (const executor of Object.values(executors)) removed += (await executor.sweep?.(isOver)) ?? 0;
+      return removed;
     },
 
     /** Resolves when no dispatch and no execution is in progress (tests). */

@@ -12,6 +12,7 @@ const LOCAL = {
   image: null,
   size: 'local',
   region: null,
+  docker: null,
   timeoutSeconds: 120,
   createdAt: expect.any(String),
   updatedAt: expect.any(String),

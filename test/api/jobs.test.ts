@@ -104,6 +104,7 @@ describe('create', () => {
       concurrencyLimit: 1,
       model: null,
       effort: null,
+      env: {},
       enabled: true,
       triggers: [
         { id: expect.stringMatching(/^trg_/), enabled: true, type: 'invocation' },

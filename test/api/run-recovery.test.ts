@@ -5,7 +5,10 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
 import { INTERRUPTED } from '../../src/runs/runner';
+import Dockerode from 'dockerode';
+import { LABELS } from '../../src/integrations/docker-fns';
 import { agentCommand, processesOf } from '../support/agent';
+import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
 import { startTestApp, type TestApp } from '../support/app';
 import { accessToken, createOwner } from '../support/identity';
 
@@ -14,6 +17,7 @@ let app: TestApp;
 let port: number;
 let headers: Record<string, string>;
 const command = agentCommand();
+const docker = new Dockerode({ socketPath: '/var/run/docker.sock' });
 
 beforeAll(async () => {
   // The database and credentials are made here; the server under test is a separate process on that database.
@@ -27,7 +31,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-function startServer(sandbox: string): Promise<ChildProcess> {
+function startServer(sandbox: string, env: Record<string, string> = {}): Promise<ChildProcess> {
   const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
     cwd: ROOT,
     env: {
@@ -42,6 +46,7 @@ function startServer(sandbox: string): Promise<ChildProcess> {
       FLOWS_RATE_LIMIT_API: '0',
       FLOWS_RATE_LIMIT_API_ADDRESS: '0',
       LOG_LEVEL: 'info',
+      ...env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -107,4 +112,30 @@ it.each(['bubblewrap', 'off'])('sandbox %s: fails the interrupted run, ends its 
   expect(await stateOf(queued)).toBe('failed');
   expect((await app.database.db.run.findUniqueOrThrow({ where: { id: queued } })).error).toBe(INTERRUPTED);
   expect(processesOf(queued)).toEqual([]);
+}, 60_000);
+
+it('docker: a container left by a server killed with -9 is removed at the next start, and its run fails as interrupted', async () => {
+  await ensureDockerd();
+  await ensureTestImage();
+  const dockerEnv = { FLOWS_DOCKER_HOST: 'unix:///var/run/docker.sock', FLOWS_DOCKER_IMAGES: TEST_IMAGE };
+  let server = await startServer('bubblewrap', dockerEnv);
+  const target = (await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Busybox', image: TEST_IMAGE, command: 'sh' })).body;
+  const job = (await api('POST', '/api/v1/jobs', { name: 'Slow in a container', promptTemplate: 'sleep 30', executionTargetId: target.id })).body;
+  const active = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId;
+  const containersOf = async (runId: string) => (await docker.listContainers({ all: true, filters: { label: [`${LABELS.run}=${runId}`] } })).length;
+  await until('the run to run in its container', async () => (await stateOf(active)) === 'running' && (await containersOf(active)) > 0);
+
+  server.kill('SIGKILL');
+  await exited(server);
+  expect(await containersOf(active)).toBe(1);
+
+  server = await startServer('bubblewrap', dockerEnv);
+  const interrupted = await until('the interrupted run to fail', async () => {
+    const run = (await api('GET', `/api/v1/runs/${active}`)).body;
+    return run.state === 'failed' && run;
+  });
+  expect(interrupted.error).toBe(INTERRUPTED);
+  expect(await containersOf(active)).toBe(0);
+  server.kill('SIGTERM');
+  expect(await exited(server)).toBe(0);
 }, 60_000);

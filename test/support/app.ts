@@ -24,6 +24,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     bootstrapOwner: null,
     rateLimits: DEFAULT_API_RATE_LIMITS,
     localAgent: null,
+    docker: null,
     ...overrides,
   };
 }

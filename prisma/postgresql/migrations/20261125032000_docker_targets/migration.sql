@@ -1,0 +1,7 @@
+-- AlterTable
+ALTER TABLE "ExecutionTarget" ADD COLUMN     "command" TEXT,
+ADD COLUMN     "cpus" DOUBLE PRECISION,
+ADD COLUMN     "memoryMb" INTEGER,
+ADD COLUMN     "network" TEXT,
+ADD COLUMN     "pids" INTEGER;
+

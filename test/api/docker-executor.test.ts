@@ -1,0 +1,317 @@
+// The Docker executor against a real daemon, with a busybox image made without a registry: the prompt on
+// stdin and the run variables in, the output and the result out; failure, stop, timeout and running out of
+// memory; the hardening and limits as the daemon reports them and as the agent meets them; images the
+// operator does not allow or the host does not have; a container left by a crash reaped; the diagnostics.
+// Every container goes, whatever the path.
+import Docker from 'dockerode';
+import { createDockerExecutor, dockerDiagnostics, type DockerSettings } from '../../src/integrations/docker-executor';
+import type { RunSpec } from '../../src/integrations/executor';
+import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
+
+jest.setTimeout(120_000);
+
+const docker = new Docker();
+const INSTANCE = `test-${process.pid}`;
+const TENANT = 'ten_docker';
+const ALLOWED = ['flows-test/*:1', 'ghcr.io/acme/*'];
+const BASE: DockerSettings = { image: TEST_IMAGE, command: null, cpus: 0.5, memoryMb: 64, pids: 32, network: 'none' };
+const MIB = 1024 * 1024;
+
+/** The settings of each target a test made; a target not in here is gone. */
+const targets = new Map<string, DockerSettings>();
+const settingsOf = async (_tenantId: string, targetId: string) => targets.get(targetId) ?? null;
+const executor = createDockerExecutor({ docker, instanceId: INSTANCE, allowedImages: ALLOWED, settingsOf, killGraceMs: 1_000 });
+
+beforeAll(async () => {
+  await ensureDockerd();
+  await ensureTestImage();
+});
+
+afterAll(async () => {
+  for (const container of await executor.containers()) if (container.instanceId === INSTANCE) await executor.remove(container.id);
+});
+
+let runs = 0;
+
+/** Starts a run with these settings on `executor`, collecting what it reports. */
+async function startRun(settings: Partial<DockerSettings>, spec: Partial<RunSpec> = {}, on = executor) {
+  const targetId = `target_${++runs}`;
+  targets.set(targetId, { ...BASE, ...settings });
+  const runId = `run_${process.pid}_${runs}`;
+  const lines: { stream: string; text: string }[] = [];
+  const provisioning: Record<string, unknown>[] = [];
+  const execution = await on.start(
+    { tenantId: TENANT, targetId, runId, jobSlug: 'docker-job', prompt: 'Fix the bug', model: 'large', effort: 'high', timeoutSeconds: 30, env: {}, ...spec },
+    { output: (stream, text) => lines.push({ stream, text }), provisioning: (data) => provisioning.push(data) },
+  );
+  const containerId = execution.ref.slice('docker:'.length);
+  return { execution, runId, containerId, lines, provisioning, stdout: () => lines.filter((line) => line.stream === 'stdout').map((line) => line.text) };
+}
+
+async function until(condition: () => boolean | Promise<boolean>, what: string) {
+  for (const deadline = Date.now() + 10_000; Date.now() < deadline; await new Promise((resolve) => setTimeout(resolve, 25))) {
+    if (await condition()) return;
+  }
+  throw new Error(`never: ${what}`);
+}
+
+/** The HTTP status inspecting the container gets: 404 once it is gone. */
+const inspectStatus = (id: string) => docker.getContainer(id).inspect().then(() => 200, (err: { statusCode?: number }) => err.statusCode);
+
+describe('a run in a container', () => {
+  it('succeeds: prompt on stdin, run variables and the job variables in, the output line by line, the last line as result', async () => {
+    const command = [
+      'prompt=$(cat)',
+      'echo "prompt=$prompt"',
+      'echo "run=$FLOWS_RUN_ID slug=$FLOWS_JOB_SLUG model=$FLOWS_MODEL effort=$FLOWS_EFFORT"',
+      'echo "token=$API_TOKEN home=$HOME tmp=$TMPDIR dir=$PWD user=$(id -u):$(id -g)"',
+      'echo "a warning" >&2',
+      'printf \'{"summary":"done","changed":2}\'',
+    ].join('; ');
+    const run = await startRun({ command }, { env: { API_TOKEN: 'tok-123', FLOWS_RUN_ID: 'forged' } });
+    expect(run.execution.ref).toMatch(/^docker:[0-9a-f]{64}$/);
+
+    expect(await run.execution.done).toEqual({ state: 'succeeded', result: { summary: 'done', changed: 2 } });
+    expect(run.stdout()).toEqual([
+      'prompt=Fix the bug',
+      `run=${run.runId} slug=docker-job model=large effort=high`,
+      'token=tok-123 home=/workspace tmp=/tmp dir=/workspace user=1000:1000',
+      '{"summary":"done","changed":2}',
+    ]);
+    expect(run.lines.filter((line) => line.stream === 'stderr')).toEqual([{ stream: 'stderr', text: 'a warning' }]);
+    const containerId = run.containerId.slice(0, 12);
+    expect(run.provisioning).toEqual([
+      { status: 'container_started', containerId },
+      { status: 'container_removed', containerId },
+    ]);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+  });
+
+  it('runs the image as it is when the target has no command, the prompt on its stdin', async () => {
+    // The test image's entrypoint is /bin/sh: the prompt is its script.
+    const run = await startRun({ command: null }, { prompt: 'echo "entrypoint ran as $(id -u) in $PWD"' });
+    expect(await run.execution.done).toEqual({ state: 'succeeded', result: { summary: 'entrypoint ran as 1000 in /workspace' } });
+  });
+
+  it('fails on a non-zero exit, with the code and the last error line', async () => {
+    const run = await startRun({ command: 'echo working; echo "bad things happened" >&2; exit 3' });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent exited with code 3: bad things happened' });
+    expect(run.lines).toEqual([
+      { stream: 'stdout', text: 'working' },
+      { stream: 'stderr', text: 'bad things happened' },
+    ]);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+  });
+
+  it('fails as out of memory when the agent goes over its memory limit', async () => {
+    // /tmp is memory: filling it beyond the limit has the kernel kill the agent.
+    const run = await startRun({ command: 'echo filling; head -c 64m /dev/zero > /tmp/fill; echo survived', memoryMb: 16 });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent ran out of memory (16 MB).' });
+    expect(run.stdout()).toEqual(['filling']);
+  });
+
+  it('is stopped with SIGTERM while running: canceled, and the container is gone', async () => {
+    // A grace far longer than the test: the agent ends on the SIGTERM alone, which the init in the container passes on.
+    const patient = createDockerExecutor({ docker, instanceId: INSTANCE, allowedImages: ALLOWED, settingsOf, killGraceMs: 60_000 });
+    const run = await startRun({ command: 'echo started; sleep 30; echo never' }, {}, patient);
+    await until(() => run.stdout().includes('started'), 'the agent started');
+    const stoppedAt = Date.now();
+    run.execution.stop();
+    expect(await run.execution.done).toEqual({ state: 'canceled', error: 'The run was stopped.' });
+    expect(Date.now() - stoppedAt).toBeLessThan(10_000);
+    expect(run.stdout()).toEqual(['started']);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+  });
+
+  it('times out, killing an agent that ignores SIGTERM once the grace is over, and the container is gone', async () => {
+    const startedAt = Date.now();
+    const run = await startRun({ command: 'trap "" TERM; echo started; sleep 30' }, { timeoutSeconds: 1 });
+    expect(await run.execution.done).toEqual({ state: 'timed_out', error: 'The agent was still running after 1 seconds.' });
+    // The timeout (1 s) and the grace (1 s) passed, not the sleep.
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(2_000);
+    expect(Date.now() - startedAt).toBeLessThan(15_000);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+  });
+  it('fails when the daemon refuses to create the container, leaving none', async () => {
+    const run = await startRun({ command: 'true', memoryMb: 1 });
+    expect(run.execution.ref).toBe('docker:none');
+    expect(await run.execution.done).toMatchObject({ state: 'failed', error: expect.stringMatching(/^The container could not be created: .*memory/i) });
+    expect((await executor.containers()).map((container) => container.runId)).not.toContain(run.runId);
+  });
+});
+
+describe('the container', () => {
+  it('is hardened and limited as the target says, labelled with its run, and mounts nothing of the host', async () => {
+    const run = await startRun({ command: 'echo ready; sleep 30', cpus: 0.5, memoryMb: 96, pids: 40 });
+    await until(() => run.stdout().includes('ready'), 'the container runs');
+
+    const listed = (await executor.containers()).find((container) => container.runId === run.runId);
+    expect(listed).toEqual({ id: run.containerId, runId: run.runId, tenantId: TENANT, instanceId: INSTANCE, running: true });
+    const info = await docker.getContainer(listed!.id).inspect();
+    expect(info.Name).toBe(`/flows-${run.runId}`);
+    expect(info.Config.User).toBe('1000:1000');
+    expect(info.Config.WorkingDir).toBe('/workspace');
+    expect(info.Config.Labels).toEqual({ 'flows.run': run.runId, 'flows.tenant': TENANT, 'flows.instance': INSTANCE });
+    expect(info.Config.Entrypoint).toEqual([]);
+    expect(info.Config.Cmd).toEqual(['/bin/sh', '-c', 'echo ready; sleep 30']);
+    expect(info.HostConfig).toMatchObject({
+      CapDrop: ['ALL'],
+      SecurityOpt: ['no-new-privileges'],
+      ReadonlyRootfs: true,
+      Privileged: false,
+      NanoCpus: 500_000_000,
+      Memory: 96 * MIB,
+      MemorySwap: 96 * MIB,
+      PidsLimit: 40,
+      NetworkMode: 'none',
+      AutoRemove: false,
+      Init: true,
+      LogConfig: { Type: 'none', Config: {} },
+    });
+    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
+    expect(info.HostConfig.Binds ?? []).toEqual([]);
+    // No bind and no volume: the image's declared /data is memory, like /workspace and /tmp.
+    expect(info.Mounts).toEqual([]);
+    expect(Object.keys(info.HostConfig.Tmpfs ?? {}).sort()).toEqual(['/data', '/tmp', '/workspace']);
+    expect(info.HostConfig.Tmpfs!['/workspace']).toMatch(/^rw,exec,nosuid,nodev,size=96m,uid=1000,gid=1000/);
+
+    run.execution.stop();
+    expect((await run.execution.done).state).toBe('canceled');
+  });
+
+  it('leaves the agent only /workspace and /tmp to write, no network but loopback, no capabilities', async () => {
+    const command = [
+      'touch /etc/x 2>/dev/null && echo "root=writable" || echo "root=read-only"',
+      'touch /data/x 2>/dev/null && echo "data=writable" || echo "data=read-only"',
+      'echo "echo ran from the workspace" > /workspace/tool; chmod +x /workspace/tool; /workspace/tool',
+      'touch /tmp/x && echo "tmp=writable"',
+      'echo "mounts=$(grep -E " /(workspace|tmp|data) " /proc/mounts | cut -d" " -f1,2 | sort | tr "\\n" ,)"',
+      'echo "net=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | tr "\\n" ,)"',
+      'echo "caps=$(grep CapEff /proc/self/status | cut -f2) nnp=$(grep NoNewPrivs /proc/self/status | cut -f2)"',
+      'echo "socket=$(ls /var/run/docker.sock /run/docker.sock 2>/dev/null | wc -l)"',
+    ].join('; ');
+    const run = await startRun({ command });
+    expect((await run.execution.done).state).toBe('succeeded');
+    expect(run.stdout()).toEqual([
+      'root=read-only',
+      'data=read-only',
+      'ran from the workspace',
+      'tmp=writable',
+      'mounts=tmpfs /data,tmpfs /tmp,tmpfs /workspace,',
+      'net=lo,',
+      'caps=0000000000000000 nnp=1',
+      'socket=0',
+    ]);
+  });
+});
+
+describe('images', () => {
+  it('fails a run on an image outside the allowlist, without a container', async () => {
+    const run = await startRun({ image: 'docker.io/library/alpine:3' });
+    expect(run.execution.ref).toBe('docker:none');
+    expect(await run.execution.done).toEqual({ state: 'failed', error: "The operator's FLOWS_DOCKER_IMAGES does not allow the image docker.io/library/alpine:3." });
+    expect(run.provisioning).toEqual([]);
+    expect((await executor.containers()).map((container) => container.runId)).not.toContain(run.runId);
+  });
+
+  it('matches the allowlist as globs: `*` for any run of characters, the rest literally', async () => {
+    // Allowed by `flows-test/*:1`, but the tag is not 1.
+    const wrongTag = await startRun({ image: 'flows-test/busybox:2' });
+    expect(await wrongTag.execution.done).toMatchObject({ state: 'failed', error: expect.stringContaining('FLOWS_DOCKER_IMAGES does not allow the image') });
+    // `ghcr.io/acme/*` allows a nested name; the dots of the pattern are dots, so this is not allowed.
+    const lookalike = await startRun({ image: 'ghcrXio/acme/agent:1' });
+    expect(await lookalike.execution.done).toMatchObject({ state: 'failed', error: expect.stringContaining('FLOWS_DOCKER_IMAGES does not allow the image') });
+    const nested = await startRun({ image: 'ghcr.io/acme/team/agent:1' });
+    expect(await nested.execution.done).toMatchObject({ state: 'failed', error: expect.stringContaining('is not available on the Docker host') });
+  });
+
+  it('fails a run clearly on an allowed image the host does not have and cannot pull', async () => {
+    const run = await startRun({ image: 'flows-test/absent:1' });
+    expect(run.execution.ref).toBe('docker:none');
+    const outcome = await run.execution.done;
+    // The daemon's words follow, not the client's wrapping of them.
+    expect(outcome).toMatchObject({ state: 'failed', error: expect.stringMatching(/^The image flows-test\/absent:1 is not available on the Docker host, and pulling it failed: [^(]/) });
+    expect((await executor.containers()).map((container) => container.runId)).not.toContain(run.runId);
+  });
+
+  it('fails a run whose target is gone', async () => {
+    const lines: string[] = [];
+    const execution = await executor.start(
+      { tenantId: TENANT, targetId: 'target_gone', runId: `run_${process.pid}_gone`, jobSlug: 'docker-job', prompt: 'x', model: null, effort: null, timeoutSeconds: 5, env: {} },
+      { output: (_stream, text) => lines.push(text), provisioning: () => lines.push('provisioning') },
+    );
+    expect(await execution.done).toEqual({ state: 'failed', error: 'The container could not be created: the execution target no longer exists.' });
+    expect(lines).toEqual([]);
+  });
+});
+
+describe('after a crash', () => {
+  it('reaps the container a run left behind, only for its own run, and the run still settles', async () => {
+    const run = await startRun({ command: 'echo ready; sleep 30' });
+    await until(() => run.stdout().includes('ready'), 'the container runs');
+
+    await executor.reap(run.execution.ref, 'run_someone_else');
+    expect(await inspectStatus(run.containerId)).toBe(200);
+
+    await executor.reap(run.execution.ref, run.runId);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.' });
+    // Nothing left to reap: no error.
+    await executor.reap(run.execution.ref, run.runId);
+    await executor.reap('docker:none', run.runId);
+  });
+
+  it('lists the runs’ containers from their labels, and removes one on request', async () => {
+    const run = await startRun({ command: 'echo ready; sleep 30' });
+    await until(() => run.stdout().includes('ready'), 'the container runs');
+    expect(await executor.containers()).toContainEqual({ id: run.containerId, runId: run.runId, tenantId: TENANT, instanceId: INSTANCE, running: true });
+
+    await executor.remove(run.containerId);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+    await executor.remove(run.containerId); // gone already: no error
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.' });
+    expect((await executor.containers()).map((container) => container.id)).not.toContain(run.containerId);
+  });
+});
+
+describe('diagnostics', () => {
+  it('passes every step for the test image, and leaves no container', async () => {
+    const steps = await dockerDiagnostics(docker, BASE, ALLOWED);
+    expect(steps.map((step) => [step.step, step.ok])).toEqual([
+      ['daemon', true],
+      ['image', true],
+      ['run', true],
+    ]);
+    expect(steps[0].detail).toMatch(/^Docker \S+ answers \(API [\d.]+\)\.$/);
+    // Another test file's check may be under way for a moment; one left behind would stay.
+    await until(async () => (await docker.listContainers({ all: true, filters: { label: ['flows.check'] } })).length === 0, 'no diagnostic container is left');
+  });
+
+  it('stops at the image when it is missing or not allowed', async () => {
+    const missing = await dockerDiagnostics(docker, { ...BASE, image: 'flows-test/absent:1' }, ALLOWED);
+    expect(missing.map((step) => [step.step, step.ok])).toEqual([
+      ['daemon', true],
+      ['image', false],
+    ]);
+    expect(missing[1].detail).toContain('flows-test/absent:1 is not on the Docker host');
+    const refused = await dockerDiagnostics(docker, BASE, ['ghcr.io/acme/*']);
+    expect(refused[1]).toEqual({ step: 'image', ok: false, durationMs: expect.any(Number), detail: `The operator's FLOWS_DOCKER_IMAGES does not allow the image ${TEST_IMAGE}.` });
+  });
+
+  it('fails the run step when a container with the target’s limits cannot run', async () => {
+    // Below the smallest memory limit Docker accepts.
+    const steps = await dockerDiagnostics(docker, { ...BASE, memoryMb: 1 }, ALLOWED);
+    expect(steps.map((step) => [step.step, step.ok])).toEqual([
+      ['daemon', true],
+      ['image', true],
+      ['run', false],
+    ]);
+    expect(steps[2].detail).toMatch(/^`true` did not run in a container hardened and limited like a run's: .*memory/i);
+  });
+});
+
+describe('in the end', () => {
+  it('leaves no container behind', async () => {
+    expect((await executor.containers()).filter((container) => container.instanceId === INSTANCE)).toEqual([]);
+  });
+});

@@ -1,0 +1,146 @@
+// Docker execution targets through the API, against the real Docker daemon with an image made here:
+// creating one (only from the operator's allowlist), a run in a fresh container that cannot read the
+// server's files (the prompt-injection reproduction), its secrets masked, stop, diagnostics, no container
+// left behind, and containers that finished runs left behind swept away.
+import Dockerode from 'dockerode';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { LABELS } from '../../src/integrations/docker-fns';
+import { startTestApp, type TestApp } from '../support/app';
+import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+
+jest.setTimeout(120_000);
+
+const docker = new Dockerode({ socketPath: '/var/run/docker.sock' });
+const dataDir = mkdtempSync(path.join(tmpdir(), 'flows-data-'));
+writeFileSync(path.join(dataDir, 'secret.key'), 'the-server-secret-key');
+let app: TestApp;
+let headers: Record<string, string>;
+
+beforeAll(async () => {
+  await ensureDockerd();
+  await ensureTestImage();
+  app = await startTestApp({ docker: { host: 'unix:///var/run/docker.sock', images: ['flows-test/*'] }, rateLimits: { api: 0, apiAddress: 0 } });
+  const owner = await createOwner(app.database.db);
+  headers = { authorization: `Bearer ${await accessToken(app, owner)}` };
+});
+afterAll(() => app.close());
+
+const api = (method: string, route: string, body?: unknown) => call(app, method, route, { headers, body });
+const containersOfRuns = async () => docker.listContainers({ all: true, filters: { label: [LABELS.run] } });
+
+async function finished(runId: string, states = ['succeeded', 'failed', 'timed_out', 'canceled']) {
+  for (let i = 0; i < 600; i++) {
+    const run = (await api('GET', `/api/v1/runs/${runId}`)).body;
+    if (states.includes(run.state)) return run;
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+  throw new Error(`run ${runId} did not reach ${states.join('/')}`);
+}
+const outputOf = async (runId: string) =>
+  ((await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[]).filter((e) => e.type === 'agent_output').map((e) => e.data.text);
+
+async function dockerTarget(extra: Record<string, unknown> = {}) {
+  const res = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Busybox', image: TEST_IMAGE, command: 'sh', memoryMb: 256, ...extra });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+
+describe('docker targets', () => {
+  it('are created from an allowed image with their container settings, and refuse what is not theirs', async () => {
+    const target = await dockerTarget({ cpus: 0.5, pids: 64 });
+    expect(target).toMatchObject({ kind: 'docker', image: TEST_IMAGE, connectionId: null, size: '', docker: { command: 'sh', cpus: 0.5, memoryMb: 256, pids: 64, network: 'none' } });
+    const outside = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Elsewhere', image: 'docker.io/library/ubuntu:24.04' });
+    expect([outside.status, outside.body.error.message]).toEqual([400, expect.stringContaining('`image`')]);
+    const vmField = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Mixed', image: TEST_IMAGE, region: 'fra1' });
+    expect([vmField.status, vmField.body.error.message]).toEqual([400, expect.stringContaining('`region`')]);
+    const changed = await api('PATCH', `/api/v1/execution-targets/${target.id}`, { memoryMb: 512, network: 'egress' });
+    expect(changed.body.docker).toMatchObject({ memoryMb: 512, network: 'egress' });
+    expect((await api('PATCH', `/api/v1/execution-targets/${target.id}`, { image: 'ubuntu' })).status).toBe(400);
+  });
+
+  it('are not offered by a server without a Docker host', async () => {
+    const plain = await startTestApp();
+    try {
+      const owner = await createOwner(plain.database.db);
+      const as = { authorization: `Bearer ${await accessToken(plain, owner)}` };
+      const res = await call(plain, 'POST', '/api/v1/execution-targets', { headers: as, body: { kind: 'docker', name: 'No', image: TEST_IMAGE } });
+      expect([res.status, res.body.error.message]).toEqual([400, expect.stringContaining('FLOWS_DOCKER_HOST')]);
+    } finally {
+      await plain.close();
+    }
+  });
+
+  it('run a prompt that asks for the server\'s files in a container that has none of them, and leave no container behind', async () => {
+    const target = await dockerTarget();
+    const injection = `x; cat ${dataDir}/secret.key; echo PROJECT=$(cat ${process.cwd()}/package.json 2>&1 | head -c 40); echo ME=$(id -u); touch /etc/owned 2>&1 | head -c 0 || true; echo NET=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,)`;
+    const job = await api('POST', '/api/v1/jobs', { name: 'Triage', promptTemplate: 'echo Working on: {{ data.title }}', executionTargetId: target.id });
+    const run = await finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, { data: { title: injection } })).body.runId);
+    expect(run.state).toBe('succeeded');
+    const output = (await outputOf(run.id)).join('\n');
+    expect(output).toContain('Working on: x');
+    expect(output).toContain(`can't open '${dataDir}/secret.key': No such file or directory`);
+    expect(output).not.toContain('the-server-secret-key');
+    expect(output).toContain('PROJECT=cat: can\'t open');
+    expect(output).toContain('ME=1000');
+    expect(output).toContain('NET=lo,');
+    expect(await containersOfRuns()).toEqual([]);
+  });
+
+  it('give the container the job\'s secrets and mask them', async () => {
+    await api('PUT', '/api/v1/secrets/REPO_TOKEN', { value: 'ghp_container_s3cret' });
+    const target = await dockerTarget();
+    const job = await api('POST', '/api/v1/jobs', { name: 'With a secret', promptTemplate: 'echo "token=$REPO_TOKEN"', executionTargetId: target.id, env: { REPO_TOKEN: { secret: 'REPO_TOKEN' } } });
+    const run = await finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, {})).body.runId);
+    expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'token=***' } });
+    expect(await outputOf(run.id)).toEqual(['token=***']);
+  });
+
+  it('stop a run: the container goes', async () => {
+    const target = await dockerTarget();
+    const job = await api('POST', '/api/v1/jobs', { name: 'Slow', promptTemplate: 'echo started; sleep 30', executionTargetId: target.id });
+    const runId = (await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, {})).body.runId;
+    await finished(runId, ['running']);
+    for (let i = 0; i < 200 && (await outputOf(runId)).length === 0; i++) await new Promise((resolve) => setTimeout(resolve, 25));
+    expect((await api('POST', `/api/v1/runs/${runId}/stop`)).status).toBe(202);
+    expect(await finished(runId)).toMatchObject({ state: 'canceled' });
+    expect(await containersOfRuns()).toEqual([]);
+  });
+
+  it('are checked end to end by their diagnostics; a missing image stops the check there', async () => {
+    const target = await dockerTarget();
+    const good = await api('POST', `/api/v1/execution-targets/${target.id}/diagnostics`);
+    expect(good.status).toBe(200);
+    expect(good.body).toMatchObject({ targetId: target.id, ok: true });
+    expect(good.body.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([['daemon', true], ['image', true], ['run', true]]);
+    const missing = await dockerTarget({ image: 'flows-test/missing:1' });
+    const bad = (await api('POST', `/api/v1/execution-targets/${missing.id}/diagnostics`)).body;
+    expect(bad.ok).toBe(false);
+    expect(bad.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([['daemon', true], ['image', false]]);
+    expect((await api('POST', '/api/v1/execution-targets/tgt_nope/diagnostics')).status).toBe(404);
+  });
+
+  it('sweeps away containers that runs which are over left behind, and keeps those of runs still going', async () => {
+    const target = await dockerTarget();
+    const job = await api('POST', '/api/v1/jobs', { name: 'Leftovers', promptTemplate: 'true', executionTargetId: target.id });
+    const over = await finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, {})).body.runId);
+    const tenantId = (await app.database.db.run.findUniqueOrThrow({ where: { id: over.id } })).tenantId;
+    // As a server killed between creating a container and recording it would leave it: one for a run that
+    // is over, one for a run of another instance that is still active.
+    const active = await app.database.db.run.create({ data: { id: 'run_elsewhere', tenantId, jobId: job.body.id, name: 'x', prompt: 'x', state: 'running', triggerType: 'invocation', inputs: {} } as never });
+    const leftover = (runId: string) =>
+      docker.createContainer({ Image: TEST_IMAGE, Cmd: ['true'], Labels: { [LABELS.run]: runId, [LABELS.tenant]: tenantId, [LABELS.instance]: 'inst_gone' } });
+    const left = await leftover(over.id);
+    const kept = await leftover(active.id);
+    try {
+      expect(await app.runner.sweepLeftovers()).toBe(1);
+      expect((await containersOfRuns()).map((container) => container.Id)).toEqual([kept.id]);
+    } finally {
+      await left.remove({ force: true }).catch(() => {});
+      await kept.remove({ force: true });
+    }
+  });
+});

@@ -1,0 +1,109 @@
+// A real Docker daemon and a test image for the Docker executor's tests, with no registry: the daemon is
+// started when it does not answer, and the image is made from the host's static busybox (an applet link
+// for every command, a user 1000) by `docker import`. Safe to call from test files running side by side.
+import { execFile, spawn } from 'node:child_process';
+import { closeSync, openSync } from 'node:fs';
+import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+
+const run = promisify(execFile);
+
+export const TEST_IMAGE = 'flows-test/busybox:1';
+/** Where a daemon started here writes its output. */
+export const DOCKERD_LOG = path.join(tmpdir(), 'flows-test-dockerd.log');
+
+const BUSYBOX = '/usr/bin/busybox';
+
+const answers = () =>
+  run('docker', ['info', '--format', '{{.ServerVersion}}']).then(
+    () => true,
+    () => false,
+  );
+
+/** Starts dockerd (as root, in the background) unless a daemon already answers, and waits for it. */
+export async function ensureDockerd(waitMs = 30_000) {
+  if (await answers()) return;
+  if (process.getuid?.() !== 0) throw new Error('The Docker daemon does not answer, and only root can start one here.');
+  const log = openSync(DOCKERD_LOG, 'a');
+  // A daemon started by a test file running beside this one makes this one fail to start: harmless.
+  spawn('dockerd', [], { detached: true, stdio: ['ignore', log, log] }).unref();
+  closeSync(log);
+  for (const deadline = Date.now() + waitMs; Date.now() < deadline; await sleep(250)) {
+    if (await answers()) return;
+  }
+  throw new Error(`The Docker daemon did not answer within ${waitMs / 1000} s (see ${DOCKERD_LOG}).`);
+}
+
+const imageId = (image: string) =>
+  run('docker', ['image', 'inspect', '--format', '{{.Id}}', image]).then(
+    ({ stdout }) => stdout.trim(),
+    () => null,
+  );
+
+/**
+ * Makes TEST_IMAGE unless it exists: busybox with every applet in /bin, a user 1000, `/bin/sh` as its
+ * entrypoint (so that a run without a command proves the image's own entrypoint runs) and a declared
+ * volume, as many real images have (so that tests see it never becomes a volume on the host).
+ */
+export async function ensureTestImage() {
+  if (await imageId(TEST_IMAGE)) return TEST_IMAGE;
+  // Test files running side by side would each import a copy, leaving all but one untagged.
+  await holding(path.join(tmpdir(), 'flows-test-image.lock'), async () => {
+    if (!(await imageId(TEST_IMAGE))) await importTestImage();
+  });
+  return TEST_IMAGE;
+}
+
+async function importTestImage() {
+  const root = await mkdtemp(path.join(tmpdir(), 'flows-test-rootfs-'));
+  const tarball = `${root}.tar`;
+  try {
+    for (const dir of ['bin', 'etc', 'tmp', 'data', 'proc', 'sys', 'dev']) await mkdir(path.join(root, dir));
+    // As in real images; a tmpfs mounted on a directory takes its mode.
+    await chmod(path.join(root, 'tmp'), 0o1777);
+    await copyFile(BUSYBOX, path.join(root, 'bin/busybox'));
+    const { stdout } = await run(BUSYBOX, ['--list']);
+    for (const applet of stdout.split('\n').filter((name) => name && name !== 'busybox')) await symlink('busybox', path.join(root, 'bin', applet));
+    await writeFile(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/workspace:/bin/sh\n');
+    await writeFile(path.join(root, 'etc/group'), 'root:x:0:\nagent:x:1000:\n');
+    await run('tar', ['-C', root, '-cf', tarball, '.']);
+    const changes = ['ENTRYPOINT ["/bin/sh"]', 'ENV PATH=/bin', 'VOLUME ["/data"]'].flatMap((change) => ['--change', change]);
+    await run('docker', ['import', ...changes, tarball, TEST_IMAGE]);
+  } finally {
+    await rm(root, { recursive: true, force: true });
+    await rm(tarball, { force: true });
+  }
+}
+
+/** Runs `work` while holding the lock `file` (it holds the holder's pid); a lock whose holder died is taken over. */
+async function holding(file: string, work: () => Promise<void>) {
+  for (;;) {
+    try {
+      await writeFile(file, `${process.pid}`, { flag: 'wx' });
+      break;
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    }
+    const holder = Number(await readFile(file, 'utf8').catch(() => ''));
+    if (holder && !alive(holder)) await rm(file, { force: true });
+    else await sleep(100);
+  }
+  try {
+    await work();
+  } finally {
+    await rm(file, { force: true });
+  }
+}
+
+function alive(pid: number) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
