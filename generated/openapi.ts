@@ -1629,6 +1629,8 @@ export interface components {
              * @enum {string}
              */
             type: "invocation";
+            /** @description What invoking the job does, for callers; MCP clients see it in the job's own tool (`run_<slug>`). */
+            description?: string;
             /**
              * @description JSON Schema (2020-12) that the `data` of an invocation must satisfy; MCP clients are offered it as
              *     the tool's input. It is checked when the job is saved, and refused with 400 `invalid_input_schema`

@@ -1,4 +1,6 @@
 // Composes the Express app from its parts. Dependencies come in, so a test can build a second app cheaply.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import cookieParser from 'cookie-parser';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
@@ -9,6 +11,7 @@ import { createBearerVerifier } from './auth/bearer-verifier';
 import { createSessionService, SESSION_COOKIE, type SessionService } from './auth/session-service';
 import type { Config } from './config';
 import type { Db } from './db/client';
+import { forTenant } from './db/tenant-scope';
 import { createDomains, type Domains } from './domains';
 import type { VmhostTiming } from './integrations/vmhost-executor';
 import { createApi, type Api } from './http/api';
@@ -25,11 +28,13 @@ import { NotFound } from './lib/errors';
 import { sha256 } from './lib/hash';
 import { deriveKey } from './lib/keys';
 import type { Logger } from './lib/logger';
+import { projectRoot } from './lib/paths';
 import { accessHandlers } from './oauth/access-handlers';
 import { createAccessService } from './oauth/access-service';
 import { protectedResourceMetadata } from './oauth/protected-resource';
 import { createProvider, resourcesOf } from './oauth/provider';
 import { createOwnerService, type OwnerService } from './owners/owner-service';
+import { mcpRouter } from './mcp/mcp-router';
 import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
@@ -60,6 +65,8 @@ export interface App {
   events: Domains['events'];
   webhooks: Domains['webhooks'];
 }
+
+const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
 function apiCredential(req: Request): string | null {
@@ -92,19 +99,12 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const sessions = createSessionService({ db });
   const owners = createOwnerService({ db });
   const access = createAccessService({ db });
-  const authorizer = createAuthorizer({
-    sessions,
-    bearer: createBearerVerifier({ db }),
-    baseUrl: config.baseUrl,
-    apiResource: resources.api,
-  });
+  const bearer = createBearerVerifier({ db });
+  const authorizer = createAuthorizer({ sessions, bearer, baseUrl: config.baseUrl, apiResource: resources.api });
   const domains = createDomains({ config, db, logger, now, vmhostTiming });
-  const api = await createApi({
-    db,
-    contract,
-    authorizer,
-    handlers: { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers },
-  });
+  const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
+  const api = await createApi({ db, contract, authorizer, handlers });
+  const mcp = mcpRouter({ tenantDb: (tenantId) => forTenant(db, tenantId), baseUrl: config.baseUrl, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 
@@ -131,6 +131,8 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
   app.use(docsRouter(contract));
+  app.use('/mcp', noStore, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential));
+  app.use(mcp);
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));

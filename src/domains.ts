@@ -149,7 +149,7 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, jobs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
+  return { handlers, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -275,6 +275,20 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     },
 
     /**
+     * The tenant's enabled jobs that take invocations, with the input schema their invocation trigger checks
+     * (as MCP tools); a job whose saved schema is refused now is left out. At most 1,000, newest first.
+     */
+    async invocable(db: TenantDb): Promise<{ id: string; slug: string; name: string; description?: string; inputSchema: Record<string, unknown> }[]> {
+      const rows = await createJobsRepo(db).list({ limit: 1000 }, { enabled: true });
+      return rows.flatMap((job) => {
+        const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+        if (!row || inputs.get(job, () => invocationInputOf(job)) instanceof Error) return [];
+        const { inputSchema = {}, description } = row.config as Omit<InvocationTrigger, 'id' | 'type'>;
+        return [{ id: job.id, slug: job.slug, name: job.name, ...(description ? { description } : {}), inputSchema }];
+      });
+    },
+
+    /**
      * Checks and compiles the input schemas of jobs saved before this process started (those the cache
      * holds), so that invocations find them compiled; answers the jobs whose schema is refused now.
      */
