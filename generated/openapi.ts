@@ -366,7 +366,11 @@ export interface paths {
         };
         /**
          * Get a run's trace
-         * @description Returns the run's trace in `seq` order: rendered prompt, target provisioning, agent output, result, errors and state changes, with secrets redacted. Poll with the cursor of the last page to follow an active run.
+         * @description Returns the run's trace in `seq` order: rendered prompt, target provisioning, agent output, result,
+         *     errors and state changes, with secrets masked. To follow an active run, pass `after`, the `seq` of the
+         *     last event you have: the answer holds only what came after it (an empty list when nothing new has),
+         *     so a follower never reads the trace again. `after` and `cursor` are alternatives (400 `validation_failed`
+         *     when both are sent).
          */
         get: operations["getRunTrace"];
         put?: never;
@@ -5197,6 +5201,11 @@ export interface operations {
                  * @example eyJ0IjoiMjAyNS0wNi0wNCIsImlkIjoicnVuXzJoN2QifQ
                  */
                 cursor?: components["parameters"]["cursor"];
+                /**
+                 * @description Only events whose `seq` is greater than this (the last `seq` you have; 0 for all).
+                 * @example 42
+                 */
+                after?: number;
             };
             header?: never;
             path: {

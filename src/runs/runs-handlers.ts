@@ -1,4 +1,5 @@
-import { keysetPage, keysetRequest } from '../http/pagination';
+import { DEFAULT_PAGE_SIZE, keysetPage, keysetRequest } from '../http/pagination';
+import { ValidationFailed } from '../lib/errors';
 import type { HandlerMap } from '../http/types';
 import type { RunsService } from './runs-service';
 
@@ -15,7 +16,9 @@ export function runsHandlers(runs: RunsService): HandlerMap {
     getRun: async ({ db, params }) => ({ status: 200, body: await runs.get(db, params.runId) }),
     getRunTrace: async ({ db, params, query, req }) => {
       const list = `trace:${params.runId}`;
-      const request = keysetRequest<number>(list, query, 'number');
+      if (query.after !== undefined && query.cursor !== undefined) throw new ValidationFailed('`after` and `cursor` are alternatives: send one.');
+      // `after` reads on from a seq the caller has, like the key a cursor carries.
+      const request = query.after === undefined ? keysetRequest<number>(list, query, 'number') : { limit: query.limit ?? DEFAULT_PAGE_SIZE, after: query.after };
       const { page, headers } = keysetPage(req, list, await runs.trace(db, params.runId, request), request, (event) => event.seq);
       return { status: 200, body: page, headers };
     },

@@ -353,6 +353,25 @@ describe('reading runs', () => {
     expect(seen).toEqual(all.map((event) => event.seq));
   });
 
+  it('follows a running trace with `after`: only what came after the last seq read, never the whole trace again', async () => {
+    const job = await createJob();
+    const { runId } = (await invoke(job.id, { prompt: 'sleep' })).body;
+    await waitFor(runId, ['running']);
+    const read = async (after: number) => (await call(app, 'GET', `/api/v1/runs/${runId}/trace?after=${after}`, { headers: bearer })).body as { seq: number; type: string }[];
+    const first = await read(0);
+    const last = first[first.length - 1].seq;
+    expect(first.map((event) => event.seq)).toEqual(first.map((_, i) => i + 1));
+    expect(await read(last)).toEqual([]);
+    await call(app, 'POST', `/api/v1/runs/${runId}/stop`, { headers: bearer });
+    await waitFor(runId);
+    const more = await read(last);
+    expect(more.length).toBeGreaterThan(0);
+    expect(more.every((event) => event.seq > last)).toBe(true);
+    expect(more.map((event) => event.type)).toContain('state_changed');
+    const both = await call(app, 'GET', `/api/v1/runs/${runId}/trace?after=1&cursor=abc`, { headers: bearer });
+    expect([both.status, both.body.error.code]).toEqual([400, 'validation_failed']);
+  });
+
   it('needs runs:read to read and runs:write to invoke and stop', async () => {
     const job = await createJob();
     const reader = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['runs:read'] })}` };
