@@ -1,6 +1,7 @@
 // Writes everything derived from the sources of truth:
 //   prisma/models.prisma  → prisma/{sqlite,postgresql}/schema.prisma → generated/prisma/{sqlite,postgresql}
-//   openapi/openapi.yaml  → generated/openapi.ts
+//   openapi/openapi.yaml  → generated/openapi.ts and clients/sdk/src/generated/openapi.ts (the SDK ships
+//                           its own copy, since its package cannot reach outside clients/sdk)
 // `--prisma-only` (run after npm install) skips the OpenAPI types, which are committed.
 // `--check` writes nothing and exits 1 when a committed derived file differs from what would be generated.
 import { execFileSync } from 'node:child_process';
@@ -55,7 +56,9 @@ if (!process.argv.includes('--prisma-only')) {
   const scratch = mkdtempSync(path.join(tmpdir(), 'flows-generate-'));
   try {
     run('openapi-typescript', ['openapi/openapi.yaml', '-o', path.join(scratch, 'openapi.ts')]);
-    emit('generated/openapi.ts', readFileSync(path.join(scratch, 'openapi.ts'), 'utf8'));
+    const types = readFileSync(path.join(scratch, 'openapi.ts'), 'utf8');
+    emit('generated/openapi.ts', types);
+    emit('clients/sdk/src/generated/openapi.ts', types);
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }

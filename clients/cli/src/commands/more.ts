@@ -1,0 +1,91 @@
+// `flows conditions test`, `flows templates test`, `flows activity …` and `flows sources …`.
+import type { Command } from 'commander';
+import { action, all } from '../context';
+import { bold, dim, jsonArgument } from '../output';
+
+export function moreCommands(program: Command) {
+  program
+    .command('conditions')
+    .description('trigger conditions')
+    .command('test')
+    .description('evaluate conditions against a prepared webhook context')
+    .requiredOption('--webhook <file>', 'the webhook context as JSON (as webhook activity stores it)')
+    .option('--conditions <file>', 'the conditions as JSON')
+    .action(
+      action(async ({ flows, print }, options: { webhook: string; conditions?: string }) => {
+        const result = await flows.conditions.test({
+          webhook: jsonArgument(`@${options.webhook}`, 'the webhook context') as Record<string, unknown>,
+          ...(options.conditions ? { conditions: jsonArgument(`@${options.conditions}`, 'the conditions') as Record<string, unknown> } : {}),
+        });
+        print.value(result, () => print.line(`${bold(result.decision)}${'error' in result && result.error ? `: ${result.error}` : ''}`));
+      }),
+    );
+
+  program
+    .command('templates')
+    .description('prompt and run-name templates')
+    .command('test')
+    .description('render a Liquid template with a context')
+    .requiredOption('--template <file>', 'the template (a file)')
+    .option('--context <json>', 'the variables: inline JSON or @file.json', '{}')
+    .action(
+      action(async ({ flows, print }, options: { template: string; context: string }) => {
+        const { readFileSync } = await import('node:fs');
+        const result = await flows.templates.test({ template: readFileSync(options.template, 'utf8'), context: jsonArgument(options.context, '--context') as Record<string, unknown> });
+        print.value(result, () => print.line(result.output));
+      }),
+    );
+
+  const activity = program.command('activity').description('webhook deliveries and what each trigger decided');
+  activity
+    .command('list')
+    .option('--source <id>', 'only deliveries to this source')
+    .action(
+      action(async ({ flows, print }, options: { source?: string }) => {
+        const rows = await all(flows.activity.list(options.source ? { sourceId: options.source } : {}));
+        print.table(rows, [
+          ['id', (row) => row.id],
+          ['event', (row) => [row.event, row.action].filter(Boolean).join('.')],
+          ['received', (row) => row.receivedAt],
+          ['runs', (row) => String(row.runIds.length)],
+        ]);
+      }),
+    );
+  activity.command('get <activity>').action(
+    action(async ({ flows, print }, id: string) => {
+      const row = await flows.activity.get(id);
+      print.value(row, () => {
+        print.line(`${bold(row.id)} ${[row.event, row.action].filter(Boolean).join('.')} ${dim(row.receivedAt)}`);
+        for (const decision of row.decisions) print.line(`  ${decision.triggerId}: ${decision.decision}${decision.runId ? ` → ${decision.runId}` : ''}`);
+      });
+    }),
+  );
+
+  const sources = program.command('sources').description('webhook sources');
+  sources.command('list').action(
+    action(async ({ flows, print }) => {
+      print.table(await flows.sources.list(), [
+        ['id', (source) => source.id],
+        ['name', (source) => source.name],
+        ['format', (source) => source.format],
+        ['intake', (source) => source.intakeUrl],
+      ]);
+    }),
+  );
+  sources
+    .command('create')
+    .requiredOption('--name <name>', 'a name')
+    .requiredOption('--format <format>', 'github, linear, standard-webhooks or hmac-sha256')
+    .action(
+      action(async ({ flows, print }, options: { name: string; format: string }) => {
+        const source = await flows.sources.create({ name: options.name, format: options.format as never });
+        print.value(source, () => print.line(`Created ${source.id}: deliveries go to ${source.intakeUrl}, signed with ${source.signingSecret} (shown once).`));
+      }),
+    );
+  sources.command('rotate <source>').action(
+    action(async ({ flows, print }, id: string) => {
+      const source = await flows.sources.rotate(id);
+      print.value(source, () => print.line(`New signing secret of ${source.id}: ${source.signingSecret} (shown once).`));
+    }),
+  );
+}
