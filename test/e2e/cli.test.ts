@@ -121,23 +121,31 @@ it('says what went wrong in plain words, with the documented exit codes', async 
   expect([missing.code, missing.stderr.trim()]).toEqual([1, expect.stringMatching(/^flows: not_found: No such job\./)]);
   const usage = await flows(['invoke']);
   expect(usage.code).toBe(2);
-  const down = await flows(['jobs', 'list', '--url', 'http://127.0.0.1:9']);
-  expect(down.code).toBe(4); // no login for that server
+  const never = await flows(['jobs', 'list', '--url', 'http://127.0.0.1:9']);
+  expect([never.code, never.stderr]).toEqual([1, expect.stringContaining('Not signed in to http://127.0.0.1:9: run `flows login')]);
   const unreachable = await flows(['login', '--url', 'http://127.0.0.1:9', '--no-browser']);
   expect([unreachable.code, unreachable.stderr]).toEqual([1, expect.stringContaining('Cannot reach http://127.0.0.1:9')]);
+  // Signed in to a server that is down.
+  const store = JSON.parse(readFileSync(credentialsFile, 'utf8'));
+  store.servers['http://127.0.0.1:9'] = store.servers[server.url];
+  writeFileSync(credentialsFile, JSON.stringify(store));
+  const down = await flows(['jobs', 'list', '--url', 'http://127.0.0.1:9']);
+  expect([down.code, down.stderr]).toEqual([1, expect.stringContaining('http://127.0.0.1:9')]);
+  expect(down.stderr).not.toMatch(/\n\s+at /);
 
   // A login whose access token expired and whose refresh token is gone.
   const saved = JSON.parse(readFileSync(credentialsFile, 'utf8'));
   saved.servers[server.url] = { ...saved.servers[server.url], accessToken: 'expired-token', refreshToken: undefined, expiresAt: Date.now() - 1000 };
   writeFileSync(credentialsFile, JSON.stringify(saved));
   const ended = await flows(['jobs', 'list']);
-  expect([ended.code, ended.stderr]).toEqual([4, expect.stringContaining('run `flows login')]);
+  expect([ended.code, ended.stderr]).toEqual([1, expect.stringContaining('run `flows login')]);
 });
 
 it('signs out: the tokens are revoked and forgotten', async () => {
   expect((await flows(['logout'])).code).toBe(0);
   expect(credentials().accessToken).toBeUndefined();
-  expect((await flows(['whoami'])).code).toBe(4);
+  const whoami = await flows(['whoami']);
+  expect([whoami.code, whoami.stderr]).toEqual([1, expect.stringContaining('Not signed in')]);
 });
 
 it('never printed a token it held', () => {

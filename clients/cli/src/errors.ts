@@ -9,8 +9,8 @@ export const EXIT = {
   usage: 2,
   /** A run that was waited for ended other than `succeeded`. */
   runNotSucceeded: 3,
-  /** Not signed in to the server, or the login expired. */
-  notLoggedIn: 4,
+  /** Not signed in to the server, or the login ended: a failure like any other, with its own message. */
+  notLoggedIn: 1,
 } as const;
 
 export class CliError extends Error {

@@ -1,6 +1,6 @@
 // The `flows` command: a thin layer over @flows/sdk, one file per command group, output in one module.
-// Exit codes: 0 done, 1 the server refused or could not be reached, 2 a wrong command line, 3 a waited-for
-// run ended other than succeeded, 4 not signed in (or the login ended).
+// Exit codes: 0 done, 1 the server refused or could not be reached, or there is no login (any more), 2 a
+// wrong command line, 3 a waited-for run ended other than succeeded.
 import { Command, CommanderError } from 'commander';
 import { authCommands } from './commands/auth';
 import { jobsCommands } from './commands/jobs';
