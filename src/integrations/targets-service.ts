@@ -185,9 +185,9 @@ export function createTargetsService({
       return row && { id: row.id, kind: row.kind as UsableTarget['kind'], timeoutSeconds: row.timeoutSeconds };
     },
 
-    /** Refuses a target the tenant cannot use, naming the field. */
-    async checkUsable(db: TenantDb, id: string | undefined): Promise<void> {
-      if (id === undefined) return;
+    /** Refuses a target the tenant cannot use, naming the field; null is the operator's default, always allowed. */
+    async checkUsable(db: TenantDb, id: string | null | undefined): Promise<void> {
+      if (id === undefined || id === null) return;
       if (!(await this.resolve(db, id))) {
         const hint = id === LOCAL_TARGET_ID ? ' (the operator has not set FLOWS_LOCAL_AGENT_COMMAND)' : '';
         throw new ValidationFailed(`\`executionTargetId\` "${clip(id)}" is not an execution target of this tenant${hint}.`);

@@ -217,7 +217,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       let triggers = inputs && withIdentity(inputs);
       const validators = checkJob({
         promptTemplate: fields.promptTemplate ?? job.promptTemplate,
-        runNameTemplate: fields.runNameTemplate ?? job.runNameTemplate,
+        runNameTemplate: fields.runNameTemplate === undefined ? job.runNameTemplate : fields.runNameTemplate,
         triggers: triggers ?? [],
       });
       checkEnv(fields.env);

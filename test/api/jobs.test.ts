@@ -200,6 +200,20 @@ describe('get, update, enable, disable and delete, by id and by slug', () => {
     expectError(await jobs.get('job_nope'), 404, 'not_found');
   });
 
+  it('resets every nullable field to its default with null', async () => {
+    const withAgent = await startTestApp({ localAgent: { command: 'true', timeoutSeconds: 60 } });
+    try {
+      const { jobs: agentJobs } = await newTenant(undefined, withAgent);
+      const made = await created(agentJobs.create(job({ executionTargetId: 'local', runNameTemplate: 'Run for {{ data.issue }}', model: 'large', effort: 'high' })));
+      expect(made).toMatchObject({ executionTargetId: 'local', runNameTemplate: 'Run for {{ data.issue }}', model: 'large', effort: 'high' });
+      const reset = expectStatus(await agentJobs.update(made.id, { executionTargetId: null, runNameTemplate: null, model: null, effort: null }), 200);
+      expect(reset).toMatchObject({ executionTargetId: null, runNameTemplate: null, model: null, effort: null, name: made.name });
+      expect(expectStatus(await agentJobs.get(made.id), 200)).toMatchObject({ executionTargetId: null, runNameTemplate: null, model: null, effort: null });
+    } finally {
+      await withAgent.close();
+    }
+  });
+
   it.each(['id', 'slug'] as const)('updates by %s only the fields sent, and `triggers` replaces the list', async (key) => {
     const made = await created(
       jobs.create(job({ slug: `patch-by-${key}`, model: 'large', triggers: [{ id: `trg_keep_${key}`, type: 'invocation' }, { type: 'schedule', cron: '0 3 * * *' }] })),

@@ -1801,16 +1801,16 @@ export interface components {
             slug?: string;
             /** @description Liquid template of the prompt (strict variables). A template that does not parse is refused with 400 `invalid_template`. */
             promptTemplate?: string;
-            /** @description Execution target the runs use. When unset, the default target configured by the operator is used. */
-            executionTargetId?: string;
-            /** @description Liquid template of run names. */
-            runNameTemplate?: string;
+            /** @description Execution target the runs use; `null` goes back to the default target configured by the operator. */
+            executionTargetId?: string | null;
+            /** @description Liquid template of run names; `null` goes back to naming runs after the job. */
+            runNameTemplate?: string | null;
             /** @description How many runs of the job may be active at once; further runs wait in `queued`. Default on creation: 1. */
             concurrencyLimit?: number;
-            /** @description Model requested from the coding agent (provider-specific). */
-            model?: string;
-            /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
-            effort?: string;
+            /** @description Model requested from the coding agent (provider-specific); `null` goes back to the agent's default. */
+            model?: string | null;
+            /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`); `null` goes back to the agent's default. */
+            effort?: string | null;
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
