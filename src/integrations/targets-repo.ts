@@ -8,7 +8,7 @@ type TargetFields = {
   connectionId?: string;
   image?: string;
   size?: string;
-  region?: string;
+  region?: string | null;
   timeoutSeconds?: number;
   command?: string | null;
   cpus?: number;

@@ -59,6 +59,8 @@ describe('docker targets', () => {
     expect([vmField.status, vmField.body.error.message]).toEqual([400, expect.stringContaining('`region`')]);
     const changed = await api('PATCH', `/api/v1/execution-targets/${target.id}`, { memoryMb: 512, network: 'egress' });
     expect(changed.body.docker).toMatchObject({ memoryMb: 512, network: 'egress' });
+    // null goes back to the image's own entrypoint.
+    expect((await api('PATCH', `/api/v1/execution-targets/${target.id}`, { command: null })).body.docker).toMatchObject({ command: null, memoryMb: 512 });
     expect((await api('PATCH', `/api/v1/execution-targets/${target.id}`, { image: 'ubuntu' })).status).toBe(400);
   });
 

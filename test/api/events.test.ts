@@ -184,6 +184,10 @@ it('disables the subscription when the endpoint answers 410', async () => {
   expect((await deliveriesOf(subscription.id))[0]).toMatchObject({ state: 'failed', lastStatusCode: 410 });
   const enabled = await call(app, 'PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer, body: { enabled: true } });
   expect(enabled.body).toMatchObject({ enabled: true, disabledReason: null });
+  const noted = await call(app, 'PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer, body: { description: 'a note' } });
+  expect(noted.body.description).toBe('a note');
+  const cleared = await call(app, 'PATCH', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer, body: { description: null } });
+  expect(cleared.body.description).toBeNull();
   await call(app, 'DELETE', `/api/v1/event-subscriptions/${subscription.id}`, { headers: bearer });
 });
 

@@ -127,6 +127,8 @@ it('creates, changes and deletes VM-host targets; the local target is the operat
   expect(created.body).toMatchObject({ id: expect.stringMatching(/^tgt_/), kind: 'vmhost', connectionId: connection.id, image: 'agent-runner', size: '', region: 'fra1', timeoutSeconds: 3600 });
   const changed = await api('PATCH', `/api/v1/execution-targets/${created.body.id}`, { size: 'large', timeoutSeconds: 600 });
   expect(changed.body).toMatchObject({ size: 'large', timeoutSeconds: 600 });
+  // null goes back to the provider's default region.
+  expect((await api('PATCH', `/api/v1/execution-targets/${created.body.id}`, { region: null })).body).toMatchObject({ region: null, size: 'large' });
   expectError(await api('DELETE', `/api/v1/vmhost-connections/${connection.id}`), 409, 'in_use');
 
   const job = (await api('POST', '/api/v1/jobs', { name: 'On VM', promptTemplate: 'x', executionTargetId: created.body.id })).body;

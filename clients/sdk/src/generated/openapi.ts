@@ -2707,10 +2707,10 @@ export interface components {
             image?: string;
             /** @description VM size (provider-specific). When omitted, the provider default is used. */
             size?: string;
-            /** @description Region to boot VMs in (provider-specific). When omitted, the provider default is used. */
-            region?: string;
-            /** @description `docker` only: run by `/bin/sh -c` in place of the image's entrypoint. Default: the image's own entrypoint. */
-            command?: string;
+            /** @description Region to boot VMs in (provider-specific); `null` goes back to the provider default. */
+            region?: string | null;
+            /** @description `docker` only: run by `/bin/sh -c` in place of the image's entrypoint; `null` goes back to the image's own entrypoint. */
+            command?: string | null;
             /** @description `docker` only: CPUs the container may use. Default: 1. */
             cpus?: number;
             /** @description `docker` only: memory limit in MiB. Default: 2048. */
@@ -3326,8 +3326,8 @@ export interface components {
             url?: string;
             /** @description Event types to deliver. */
             events?: components["schemas"]["EventType"][];
-            /** @description Free-text note. */
-            description?: string;
+            /** @description Free-text note; `null` removes it. */
+            description?: string | null;
             /** @description Whether events are delivered. */
             enabled?: boolean;
         };
