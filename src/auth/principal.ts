@@ -20,3 +20,6 @@ export const SCOPE_DESCRIPTIONS: Record<Scope, string> = {
 };
 
 export const isScope = (value: string): value is Scope => (SCOPES as readonly string[]).includes(value);
+
+/** Whether the principal may do what needs `scope` (null: nothing beyond a valid credential). */
+export const holdsScope = (principal: Principal, scope: string | null) => !scope || (isScope(scope) && principal.scopes.has(scope));

@@ -2,7 +2,7 @@
 // the scope it names, and whether only the owner session cookie is accepted.
 import type { Request } from 'express';
 import type { BearerVerifier } from '../auth/bearer-verifier';
-import { isScope, type Principal } from '../auth/principal';
+import { holdsScope, type Principal } from '../auth/principal';
 import { SESSION_COOKIE, type SessionService } from '../auth/session-service';
 import { CrossSiteRequest, InsufficientScope, OwnerSessionRequired, Unauthenticated } from '../lib/errors';
 
@@ -54,7 +54,7 @@ export function createAuthorizer(deps: {
       throw new Unauthenticated('invalid_token', 'The access token is invalid, expired or revoked.', challenge(', error="invalid_token"'));
     }
     if (requirement.sessionOnly) throw new OwnerSessionRequired();
-    if (requirement.scope && !(isScope(requirement.scope) && principal.scopes.has(requirement.scope))) {
+    if (requirement.scope && !holdsScope(principal, requirement.scope)) {
       throw new InsufficientScope(requirement.scope, challenge(`, error="insufficient_scope", scope="${requirement.scope}"`));
     }
     return principal;

@@ -10,7 +10,7 @@ import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import { agentOutput, resultOf } from './agent-output';
 import { containerOptions, imageAllowed, LABELS, runEnv, type DockerSettings } from './docker-fns';
-import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
+import { failedAtStart, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 
 export type { DockerSettings } from './docker-fns';
 
@@ -49,8 +49,6 @@ async function within(promise: Promise<unknown>, ms: number) {
 }
 
 const notAllowed = (image: string) => `The operator's FLOWS_DOCKER_IMAGES does not allow the image ${clip(image)}.`;
-
-const failedAtStart = (error: string): Execution => ({ ref: 'docker:none', done: Promise.resolve({ state: 'failed', error }), stop: () => {} });
 
 /** The image as the daemon has it, or null when it has none by that name. */
 async function localImage(docker: Dockerode, image: string) {
@@ -117,15 +115,15 @@ export function createDockerExecutor({
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       const settings = await settingsOf(spec.tenantId, spec.targetId);
-      if (!settings) return failedAtStart('The container could not be created: the execution target no longer exists.');
+      if (!settings) return failedAtStart('docker', 'The container could not be created: the execution target no longer exists.');
       let container: Dockerode.Container;
       try {
         const image = await runnableImage(docker, settings.image, allowedImages);
-        if ('problem' in image) return failedAtStart(image.problem);
+        if ('problem' in image) return failedAtStart('docker', image.problem);
         const labels = { [LABELS.run]: spec.runId, [LABELS.tenant]: spec.tenantId, [LABELS.instance]: instanceId };
         container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings, env: runEnv(spec), labels, imageVolumes: image.volumes }));
       } catch (err) {
-        return failedAtStart(`The container could not be created: ${messageOf(err)}`);
+        return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`);
       }
       const containerId = container.id.slice(0, 12);
 
@@ -145,7 +143,7 @@ export function createDockerExecutor({
       } catch (err) {
         attached?.destroy();
         await removeContainer(docker, container.id).catch(() => {});
-        return failedAtStart(`The container could not be started: ${messageOf(err)}`);
+        return failedAtStart('docker', `The container could not be started: ${messageOf(err)}`);
       }
       const socket = attached;
       socket.end(spec.prompt);

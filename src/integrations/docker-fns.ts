@@ -1,7 +1,7 @@
 // The rules of the Docker executor, apart from the daemon: which images the operator allows, and what a
 // run's container is (its hardening, limits, environment and labels), so that they read in one place.
 import type { ContainerCreateOptions } from 'dockerode';
-import type { RunSpec } from './executor';
+import { runVariables, type RunSpec } from './executor';
 
 export interface DockerSettings {
   image: string;
@@ -34,10 +34,7 @@ export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effo
     HOME: WORKSPACE,
     TMPDIR: '/tmp',
     ...spec.env,
-    FLOWS_RUN_ID: spec.runId,
-    FLOWS_JOB_SLUG: spec.jobSlug,
-    FLOWS_MODEL: spec.model ?? '',
-    FLOWS_EFFORT: spec.effort ?? '',
+    ...runVariables(spec),
   };
   return Object.entries(vars).map(([name, value]) => `${name}=${value}`);
 }

@@ -34,6 +34,17 @@ export interface Execution {
   stop(): void;
 }
 
+/** The variables every agent gets about its run, whatever executes it; they win over the job's `env`. */
+export const runVariables = (spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort'>) => ({
+  FLOWS_RUN_ID: spec.runId,
+  FLOWS_JOB_SLUG: spec.jobSlug,
+  FLOWS_MODEL: spec.model ?? '',
+  FLOWS_EFFORT: spec.effort ?? '',
+});
+
+/** An execution that never began: `done` is the failure that says why. */
+export const failedAtStart = (kind: string, error: string): Execution => ({ ref: `${kind}:none`, done: Promise.resolve({ state: 'failed', error }), stop: () => {} });
+
 export interface Executor {
   start(spec: RunSpec, events: ExecutionEvents): Promise<Execution>;
   /** Ends whatever `ref` names if it still belongs to the run (after a crash of the process that started it). */

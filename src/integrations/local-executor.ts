@@ -11,7 +11,7 @@ import type { LocalAgent } from '../config';
 import { INSTALL_HINT, sandboxArgs, sandboxProblem, spawnSandbox } from './sandbox';
 import { clip } from '../lib/text';
 import { agentOutput, resultOf } from './agent-output';
-import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
+import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 
 const KILL_GRACE_MS = 5_000;
 
@@ -22,8 +22,6 @@ function killGroup(pid: number, signal: NodeJS.Signals) {
     // already gone
   }
 }
-
-const failedAtStart = (error: string): Execution => ({ ref: 'local:none', done: Promise.resolve({ state: 'failed', error }), stop: () => {} });
 
 export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', ...agent }: LocalAgent & { killGraceMs?: number; bwrap?: string }): Executor {
   const sandboxed = agent.sandbox !== 'off';
@@ -39,7 +37,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         const why = await (problem ??= sandboxProblem(agent, bwrap));
         if (why) {
           problem = undefined;
-          return failedAtStart(`The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
+          return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
         }
       }
       const dir = await mkdtemp(path.join(tmpdir(), 'flows-run-'));
@@ -50,10 +48,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         TMPDIR: sandboxed ? '/tmp' : dir,
         ...passed,
         ...spec.env,
-        FLOWS_RUN_ID: spec.runId,
-        FLOWS_JOB_SLUG: spec.jobSlug,
-        FLOWS_MODEL: spec.model ?? '',
-        FLOWS_EFFORT: spec.effort ?? '',
+        ...runVariables(spec),
       };
       // Sandboxed, bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
       const child = sandboxed

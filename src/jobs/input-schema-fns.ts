@@ -236,10 +236,10 @@ export function checkInputSchema(schema: unknown): void {
 // patterns run on RE2; compiled schemas are not kept by $id (tenants' ids would meet in one registry).
 let ajv: Ajv2020 | undefined;
 function tenantAjv(): Ajv2020 {
+  if (ajv) return ajv;
   // Ajv keeps compiled patterns by their `toString()`: each needs its own.
   const regExp = Object.assign((pattern: string) => ({ ...compileRegex(pattern), toString: () => `re2:${pattern}` }), { code: 're2js' });
-  ajv ??= addFormats(new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, code: { regExp } }));
-  return ajv;
+  return (ajv = addFormats(new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, code: { regExp } })));
 }
 
 /** Checks `schema` and compiles it; throws an `InputSchemaProblem` for a schema that is refused. */

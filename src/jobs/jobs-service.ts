@@ -120,11 +120,17 @@ function perVersion<V>() {
 
 type InvocationTrigger = Extract<Trigger, { type: 'invocation' }>;
 
+/** The job's first enabled invocation trigger, whose settings apply to direct invocations, with its config. */
+function invocationTriggerOf(job: JobRow) {
+  const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+  return row && { id: row.id, config: row.config as Omit<InvocationTrigger, 'id' | 'type'> };
+}
+
 /** The invocation input of a saved job; a stored schema that is refused now is kept as its error (409). */
 function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunction>): InvocationInput | Error {
-  const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+  const row = invocationTriggerOf(job);
   if (!row) return { triggerId: null, defaultData: {}, validate: null };
-  const { inputSchema, defaultData = {} } = row.config as Omit<InvocationTrigger, 'id' | 'type'>;
+  const { inputSchema, defaultData = {} } = row.config;
   try {
     const validate = inputSchema ? (validators?.get(row.id) ?? inputValidator(inputSchema, `The input schema of trigger \`${row.id}\``, 409)) : null;
     return { triggerId: row.id, defaultData, validate };
@@ -281,9 +287,9 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     async invocable(db: TenantDb): Promise<{ id: string; slug: string; name: string; description?: string; inputSchema: Record<string, unknown> }[]> {
       const rows = await createJobsRepo(db).list({ limit: 1000 }, { enabled: true });
       return rows.flatMap((job) => {
-        const row = job.triggers.find((trigger) => trigger.type === 'invocation' && trigger.enabled);
+        const row = invocationTriggerOf(job);
         if (!row || inputs.get(job, () => invocationInputOf(job)) instanceof Error) return [];
-        const { inputSchema = {}, description } = row.config as Omit<InvocationTrigger, 'id' | 'type'>;
+        const { inputSchema = {}, description } = row.config;
         return [{ id: job.id, slug: job.slug, name: job.name, ...(description ? { description } : {}), inputSchema }];
       });
     },

@@ -15,7 +15,7 @@ import {
 } from '@modelcontextprotocol/sdk/types.js';
 import express, { Router, type Request } from 'express';
 import type { BearerVerifier } from '../auth/bearer-verifier';
-import { isScope, type Principal } from '../auth/principal';
+import { holdsScope, type Principal } from '../auth/principal';
 import type { TenantDb } from '../db/tenant-scope';
 import type { Api } from '../http/api';
 import type { HandlerMap } from '../http/types';
@@ -63,7 +63,6 @@ export function mcpRouter(deps: McpDeps): Router {
   const tools = operationTools(deps.api.backend.definition as never);
   const metadata = `${deps.baseUrl.origin}/.well-known/oauth-protected-resource/mcp`;
   const challenge = (extra = '') => `Bearer realm="flows"${extra}, resource_metadata="${metadata}"`;
-  const holds = (principal: Principal, scope: string | null) => !scope || (isScope(scope) && principal.scopes.has(scope));
 
   async function authenticate(req: Request): Promise<Principal> {
     const authorization = req.get('authorization');
@@ -76,7 +75,7 @@ export function mcpRouter(deps: McpDeps): Router {
 
   /** Runs an operation's REST handler on the tool's arguments, after the contract's validation of them. */
   async function callOperation(tool: OperationTool, principal: Principal, args: Record<string, unknown>, log: Logger): Promise<CallToolResult> {
-    if (!holds(principal, tool.scope)) return toolError('insufficient_scope', `This tool requires the scope "${tool.scope}".`);
+    if (!holdsScope(principal, tool.scope)) return toolError('insufficient_scope', `This tool requires the scope "${tool.scope}".`);
     const unknown = Object.keys(args).find((arg) => !tool.places[arg]);
     if (unknown) return toolError('validation_failed', `\`${unknown}\` is not an argument of ${tool.name}.`);
     const params: Record<string, string> = {};
@@ -117,11 +116,11 @@ export function mcpRouter(deps: McpDeps): Router {
   function serverFor(principal: Principal, log: Logger): Server {
     const db = deps.tenantDb(principal.tenantId);
     const server = new Server({ name: 'flows', version: deps.version }, { capabilities: { tools: {}, resources: {} } });
-    const jobTools = async () => (holds(principal, 'runs:write') ? deps.jobs.invocable(db) : []);
+    const jobTools = async () => (holdsScope(principal, 'runs:write') ? deps.jobs.invocable(db) : []);
 
     server.setRequestHandler(ListToolsRequestSchema, async () => ({
       tools: [
-        ...tools.filter((tool) => holds(principal, tool.scope)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
+        ...tools.filter((tool) => holdsScope(principal, tool.scope)).map((tool) => ({ name: tool.name, description: tool.description, inputSchema: tool.inputSchema })),
         ...(await jobTools()).map((job) => ({
           name: jobToolName(job.slug),
           description: `Run the job "${job.name}" (${job.slug}) with this data${job.description ? `: ${job.description}` : '.'}`,
@@ -134,7 +133,7 @@ export function mcpRouter(deps: McpDeps): Router {
       const tool = tools.find((candidate) => candidate.name === name);
       if (tool) return callOperation(tool, principal, args, log);
       if (!name.startsWith('run_')) return toolError('not_found', `No tool named ${name}.`);
-      if (!holds(principal, 'runs:write')) return toolError('insufficient_scope', 'This tool requires the scope "runs:write".');
+      if (!holdsScope(principal, 'runs:write')) return toolError('insufficient_scope', 'This tool requires the scope "runs:write".');
       const job = (await jobTools()).find((candidate) => jobToolName(candidate.slug) === name);
       if (!job) return toolError('not_found', `No tool named ${name}: no enabled job with an invocation trigger has that slug.`);
       try {
@@ -146,7 +145,7 @@ export function mcpRouter(deps: McpDeps): Router {
     });
 
     server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
-      resourceTemplates: holds(principal, 'runs:read')
+      resourceTemplates: holdsScope(principal, 'runs:read')
         ? [
             { uriTemplate: 'flows://runs/{runId}', name: 'Run', description: 'A run: its state, prompt, result or error.', mimeType: 'application/json' },
             { uriTemplate: 'flows://runs/{runId}/trace', name: 'Run trace', description: `A run's trace as text, a line per event (its first ${TRACE_LIMIT}).`, mimeType: 'text/plain' },
@@ -157,7 +156,7 @@ export function mcpRouter(deps: McpDeps): Router {
     server.setRequestHandler(ReadResourceRequestSchema, async ({ params: { uri } }) => {
       const match = RUN_URI.exec(uri);
       if (!match) throw new ValidationFailed(`${uri} is not a resource of this server.`);
-      if (!holds(principal, 'runs:read')) throw new ValidationFailed('Reading runs requires the scope "runs:read".');
+      if (!holdsScope(principal, 'runs:read')) throw new ValidationFailed('Reading runs requires the scope "runs:read".');
       const runId = decodeURIComponent(match[1]);
       if (!match[2]) return { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(await deps.runs.get(db, runId)) }] };
       const events = await deps.runs.trace(db, runId, { limit: TRACE_LIMIT });

@@ -5,7 +5,7 @@
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
-import type { JobEnv } from '../jobs/jobs-fns';
+import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
 import type { JobSettings, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
@@ -46,7 +46,7 @@ export const INTERRUPTED = 'interrupted: the server stopped while the run was ac
  */
 async function runEnv(secrets: RunnerDeps['secrets'], db: TenantDb, env: JobEnv): Promise<{ env: Record<string, string>; secretValues: string[] } | { missing: string }> {
   const entries = Object.entries(env);
-  const opened = await secrets.open(db, entries.flatMap(([, value]) => (typeof value === 'object' ? [value.secret] : [])));
+  const opened = await secrets.open(db, secretNamesOf(env));
   const resolved: Record<string, string> = {};
   for (const [name, value] of entries) {
     if (typeof value === 'string') resolved[name] = value;
