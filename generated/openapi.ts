@@ -1006,7 +1006,7 @@ export interface paths {
         };
         /**
          * List event deliveries
-         * @description Lists the events sent (or being sent) to the subscription, newest first, with their attempt count and last status.
+         * @description Lists the events sent (or being sent) to the subscription, newest first, with their attempt count, last status and, when the last attempt got no answer, why.
          */
         get: operations["listEventDeliveries"];
         put?: never;
@@ -3407,6 +3407,7 @@ export interface components {
          *       "state": "failed",
          *       "attempts": 3,
          *       "lastStatusCode": 502,
+         *       "lastError": null,
          *       "nextAttemptAt": "2025-06-04T09:02:45Z",
          *       "createdAt": "2025-06-04T08:31:45Z"
          *     }
@@ -3429,6 +3430,8 @@ export interface components {
             attempts: number;
             /** @description HTTP status of the last attempt; null before the first attempt or when it got no answer. */
             lastStatusCode: number | null;
+            /** @description Why the last attempt got no answer (timed out, the connection failed, or the endpoint was refused because it resolves to a private address); null when it got one, or before the first attempt. */
+            lastError: string | null;
             /**
              * Format: date-time
              * @description When the next attempt is scheduled; null when none is.
@@ -7326,8 +7329,21 @@ export interface operations {
                      *         "state": "failed",
                      *         "attempts": 3,
                      *         "lastStatusCode": 502,
+                     *         "lastError": null,
                      *         "nextAttemptAt": "2025-06-04T09:02:45Z",
                      *         "createdAt": "2025-06-04T08:31:45Z"
+                     *       },
+                     *       {
+                     *         "id": "dlv_0q4j7c2n8l1s",
+                     *         "subscriptionId": "sub_7c2n9h4b6x1z",
+                     *         "webhookId": "msg_1g6c8r3j0w9o",
+                     *         "eventType": "run.failed",
+                     *         "state": "pending",
+                     *         "attempts": 1,
+                     *         "lastStatusCode": null,
+                     *         "lastError": "no answer within 10 s",
+                     *         "nextAttemptAt": "2025-06-04T08:30:52Z",
+                     *         "createdAt": "2025-06-04T08:30:14Z"
                      *       }
                      *     ]
                      */
@@ -7379,6 +7395,7 @@ export interface operations {
                      *       "state": "pending",
                      *       "attempts": 3,
                      *       "lastStatusCode": 502,
+                     *       "lastError": null,
                      *       "nextAttemptAt": "2025-06-04T09:05:00Z",
                      *       "createdAt": "2025-06-04T08:31:45Z"
                      *     }

@@ -35,6 +35,13 @@ export function endpointProblem(url: string): string | null {
   return 'must be an https URL (plain http only to localhost)';
 }
 
+/** Why an attempt got no answer, as its delivery records it: the kind of failure, never the endpoint's own text. */
+export function noAnswerReason(err: unknown, timeoutMs: number): string {
+  if ((err as Error).name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
+  const code = ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
+  return `the connection failed${typeof code === 'string' && /^[A-Z_]+$/.test(code) ? ` (${code})` : ''}`;
+}
+
 /** The body and Standard Webhooks headers of one attempt; `webhookId` is the same on every attempt. */
 export function signedRequest(secret: string, webhookId: string, body: string, at: Date): Record<string, string> {
   return {

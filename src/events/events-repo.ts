@@ -33,7 +33,7 @@ export function createEventsRepo(db: TenantDb) {
     findDelivery: (subscriptionId: string, id: string) => db.eventDelivery.findFirst({ where: { id, subscriptionId } }),
     listDeliveries: (subscriptionId: string, { limit, after }: KeysetRequest<string>) =>
       db.eventDelivery.findMany({ where: { subscriptionId, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
-    updateDelivery: (id: string, data: { state?: string; attempts?: number; lastStatusCode?: number | null; nextAttemptAt?: Date | null }) =>
+    updateDelivery: (id: string, data: { state?: string; attempts?: number; lastStatusCode?: number | null; lastError?: string | null; nextAttemptAt?: Date | null }) =>
       db.eventDelivery.updateMany({ where: { id }, data }),
     failPendingOf: (subscriptionId: string) => db.eventDelivery.updateMany({ where: { subscriptionId, state: 'pending' }, data: { state: 'failed', nextAttemptAt: null } }),
   };

@@ -12,7 +12,7 @@ import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import { runView } from '../runs/runs-fns';
 import { createRunsRepo } from '../runs/runs-repo';
-import { endpointProblem, nextAttemptAt, signedRequest } from './events-fns';
+import { endpointProblem, nextAttemptAt, noAnswerReason, signedRequest } from './events-fns';
 import { createEventsRepo, type DeliveryRow, type SubscriptionRow } from './events-repo';
 
 type SubscriptionView = components['schemas']['EventSubscription'];
@@ -62,6 +62,7 @@ function deliveryView(row: DeliveryRow): DeliveryView {
     state: row.state as DeliveryView['state'],
     attempts: row.attempts,
     lastStatusCode: row.lastStatusCode,
+    lastError: row.lastError,
     nextAttemptAt: row.nextAttemptAt?.toISOString() ?? null,
     createdAt: row.createdAt.toISOString(),
   };
@@ -105,6 +106,7 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     const at = now();
     const body = JSON.stringify(delivery.payload);
     let status: number | null = null;
+    let error: string | null = null;
     try {
       const res = await fetch(subscription.url, {
         method: 'POST',
@@ -116,24 +118,25 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
       status = res.status;
       await res.body?.cancel();
     } catch (err) {
-      logger.info({ deliveryId, subscriptionId: subscription.id, error: (err as Error).name }, 'event delivery attempt got no answer');
+      error = noAnswerReason(err, ATTEMPT_TIMEOUT_MS);
+      logger.info({ deliveryId, subscriptionId: subscription.id, error }, 'event delivery attempt got no answer');
     }
     const attempts = delivery.attempts + 1;
     logger.info({ deliveryId, subscriptionId: subscription.id, webhookId: delivery.webhookId, attempt: attempts, status }, 'event delivery attempt');
     if (status !== null && status >= 200 && status < 300) {
-      await repo.updateDelivery(delivery.id, { state: 'succeeded', attempts, lastStatusCode: status, nextAttemptAt: null });
+      await repo.updateDelivery(delivery.id, { state: 'succeeded', attempts, lastStatusCode: status, lastError: null, nextAttemptAt: null });
       return;
     }
     if (status === 410) {
       // The endpoint says it is gone for good: stop sending it anything.
       await repo.updateSubscription(subscription.id, { enabled: false, disabledReason: 'The endpoint answered 410 Gone.' });
       kept.forget(tenantId);
-      await repo.updateDelivery(delivery.id, { state: 'failed', attempts, lastStatusCode: status, nextAttemptAt: null });
+      await repo.updateDelivery(delivery.id, { state: 'failed', attempts, lastStatusCode: status, lastError: null, nextAttemptAt: null });
       await repo.failPendingOf(subscription.id);
       return;
     }
     const next = nextAttemptAt(delivery.createdAt, attempts, at);
-    await repo.updateDelivery(delivery.id, { state: next ? 'pending' : 'failed', attempts, lastStatusCode: status, nextAttemptAt: next });
+    await repo.updateDelivery(delivery.id, { state: next ? 'pending' : 'failed', attempts, lastStatusCode: status, lastError: error, nextAttemptAt: next });
   }
 
   queue.handle('event-attempt', (payload) => attempt(payload as { tenantId: string; deliveryId: string }));

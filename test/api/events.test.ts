@@ -164,9 +164,9 @@ it('counts a redirect and an endpoint that refuses connections as failed attempt
     return row?.attempts === 1 && row;
   };
   // A redirect is not followed: the event goes only where the subscription says.
-  expect(await until('the redirected attempt', () => attempted(redirecting.id))).toMatchObject({ state: 'pending', lastStatusCode: 302, nextAttemptAt: expect.any(String) });
+  expect(await until('the redirected attempt', () => attempted(redirecting.id))).toMatchObject({ state: 'pending', lastStatusCode: 302, lastError: null, nextAttemptAt: expect.any(String) });
   expect(received.map((r) => r.url)).toEqual(['/hook']);
-  expect(await until('the refused attempt', () => attempted(refusing.id))).toMatchObject({ state: 'pending', lastStatusCode: null, nextAttemptAt: expect.any(String) });
+  expect(await until('the refused attempt', () => attempted(refusing.id))).toMatchObject({ state: 'pending', lastStatusCode: null, lastError: expect.stringMatching(/^the connection failed/), nextAttemptAt: expect.any(String) });
   for (const id of [redirecting.id, refusing.id]) await call(app, 'DELETE', `/api/v1/event-subscriptions/${id}`, { headers: bearer });
 });
 

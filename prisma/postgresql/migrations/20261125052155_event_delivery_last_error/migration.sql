@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "EventDelivery" ADD COLUMN     "lastError" TEXT;
+
