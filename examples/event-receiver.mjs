@@ -2,6 +2,7 @@
 // subscription's secret and prints the event. Run it from the repository (it uses the standardwebhooks
 // package Flows depends on):
 //   FLOWS_EVENT_SECRET=whsec_… node examples/event-receiver.mjs        (listens on 127.0.0.1:4000)
+// Flows sends events to this machine only when started with FLOWS_ALLOW_PRIVATE_NETWORK=true.
 import { createServer } from 'node:http';
 import { Webhook } from 'standardwebhooks';
 

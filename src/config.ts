@@ -30,6 +30,11 @@ export interface Config {
   localAgent: LocalAgent | null;
   /** The Docker host of `docker` targets and the images they may use; null: no `docker` targets. */
   docker: DockerHost | null;
+  /**
+   * FLOWS_ALLOW_PRIVATE_NETWORK=true lets event endpoints and provider APIs be on loopback, private, link-local
+   * and other non-public addresses; off, a tenant's URL cannot reach this machine or its network.
+   */
+  allowPrivateNetwork: boolean;
 }
 
 export interface DockerHost {
@@ -211,5 +216,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
         }
       : null,
     docker: dockerHost(env),
+    allowPrivateNetwork: boolean(env, 'FLOWS_ALLOW_PRIVATE_NETWORK', false),
   };
 }

@@ -20,6 +20,7 @@ import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
 import type { Logger } from './lib/logger';
 import { newId } from './lib/ids';
+import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
@@ -55,21 +56,24 @@ export function createDomains({
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
 
   const box = createSecretBox(config.secretKey, config.previousSecretKeys);
+  // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
+  const outbound = createOutbound({ allowPrivateNetwork: config.allowPrivateNetwork });
   const docker = config.docker && { ...config.docker, client: dockerClient(config.docker.host) };
   const events = createEventsService({
     box,
     queue,
     tenantDb,
     logger,
+    outbound,
     now,
     dueDeliveries: async (at) =>
       db.eventDelivery.findMany({ where: { state: 'pending', nextAttemptAt: { lte: at } }, select: { tenantId: true, id: true }, orderBy: { nextAttemptAt: 'asc' }, take: 1000 }),
   });
   const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
-  const connections = createConnectionsService({ box });
+  const connections = createConnectionsService({ box, outbound });
   const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
   const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
-    vmhost: createVmhostExecutor({ tenantDb, box, timing: vmhostTiming }),
+    vmhost: createVmhostExecutor({ tenantDb, box, outbound, timing: vmhostTiming }),
     ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),
     ...(docker && {
       docker: createDockerExecutor({
@@ -143,7 +147,7 @@ export function createDomains({
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
     ...targetsHandlers(targets),
-    ...connectionsHandlers(connections, createDiagnosticsService({ box, timing: vmhostTiming })),
+    ...connectionsHandlers(connections, createDiagnosticsService({ box, outbound, timing: vmhostTiming })),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),

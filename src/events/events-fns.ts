@@ -1,6 +1,7 @@
 // Pure rules of outbound events: which endpoints may receive them, the retry schedule, and the signed
 // request (Standard Webhooks).
 import { Webhook } from 'standardwebhooks';
+import { refusalOf } from '../lib/outbound';
 
 /** Retries stop once the event is this old. */
 export const RETRY_WINDOW_MS = 24 * 60 * 60 * 1000;
@@ -35,8 +36,10 @@ export function endpointProblem(url: string): string | null {
   return 'must be an https URL (plain http only to localhost)';
 }
 
-/** Why an attempt got no answer, as its delivery records it: the kind of failure, never the endpoint's own text. */
+/** Why an attempt got no answer, as its delivery records it: the guard's refusal in full, else the kind of failure. */
 export function noAnswerReason(err: unknown, timeoutMs: number): string {
+  const refused = refusalOf(err);
+  if (refused) return refused.message;
   if ((err as Error).name === 'TimeoutError') return `no answer within ${timeoutMs / 1000} s`;
   const code = ((err as Error).cause as NodeJS.ErrnoException | undefined)?.code;
   return `the connection failed${typeof code === 'string' && /^[A-Z_]+$/.test(code) ? ` (${code})` : ''}`;

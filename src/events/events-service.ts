@@ -8,6 +8,7 @@ import { NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
+import type { Outbound } from '../lib/outbound';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import { runView } from '../runs/runs-fns';
@@ -35,6 +36,8 @@ export interface EventsDeps {
   /** Pending deliveries due by `at`, across tenants. */
   dueDeliveries(at: Date): Promise<{ tenantId: string; id: string }[]>;
   logger: Logger;
+  /** Every attempt goes through it: endpoints on private addresses are refused unless the operator allows them. */
+  outbound: Outbound;
   now?: () => Date;
 }
 
@@ -68,14 +71,14 @@ function deliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
-function checkUrl(url: string | undefined) {
-  const problem = url === undefined ? null : endpointProblem(url);
-  if (problem) throw new ValidationFailed(`\`url\` ${problem}.`);
-}
-
-export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, now = () => new Date() }: EventsDeps) {
+export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, outbound, now = () => new Date() }: EventsDeps) {
   const kept = keptFor<SubscriptionRow[]>(SUBSCRIPTIONS_KEPT_MS);
   let timer: NodeJS.Timeout | null = null;
+
+  function checkUrl(url: string | undefined) {
+    const problem = url === undefined ? null : (endpointProblem(url) ?? outbound.urlProblem(url));
+    if (problem) throw new ValidationFailed(`\`url\` ${problem}.`);
+  }
 
   const subscriptionsOf = (tenantId: string) => kept.get(tenantId, () => createEventsRepo(tenantDb(tenantId)).enabledSubscriptions());
 
@@ -108,7 +111,7 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     let status: number | null = null;
     let error: string | null = null;
     try {
-      const res = await fetch(subscription.url, {
+      const res = await outbound.fetch(subscription.url, {
         method: 'POST',
         headers: signedRequest(box.open(subscription.secretCiphertext), delivery.webhookId, body, at),
         body,

@@ -4,6 +4,7 @@ import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
+import type { Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createConnectionsRepo, type ConnectionRow, type IntegrationRow } from './connections-repo';
@@ -16,18 +17,18 @@ type IntegrationInput = components['schemas']['AgentIntegrationInput'];
 
 const connectionNotFound = () => new NotFound('No such VM-host connection.');
 
-/** Provider APIs are spoken over HTTP(S) only: another scheme is refused, naming the field. */
-function checkBaseUrl(value: string | undefined) {
+/**
+ * Provider APIs are spoken over HTTP(S) only, and not to this machine or a private network unless the
+ * operator allows it: anything else is refused, naming the field.
+ */
+function checkBaseUrl(outbound: Outbound, value: string | undefined) {
   if (value === undefined) return;
-  let url: URL | null = null;
-  try {
-    url = new URL(value);
-  } catch {
-    // refused below
-  }
+  const url = URL.canParse(value) ? new URL(value) : null;
   if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
     throw new ValidationFailed('`apiBaseUrl` must be an http or https URL without credentials.');
   }
+  const problem = outbound.urlProblem(value);
+  if (problem) throw new ValidationFailed(`\`apiBaseUrl\` ${problem}.`);
 }
 
 function connectionView(row: ConnectionRow): ConnectionView {
@@ -45,7 +46,7 @@ function integrationView(row: IntegrationRow): IntegrationView {
   return { project: row.project, connectionId: row.connectionId, apiBaseUrl: row.apiBaseUrl, createdAt: row.createdAt.toISOString(), updatedAt: row.updatedAt.toISOString() };
 }
 
-export function createConnectionsService({ box }: { box: SecretBox }) {
+export function createConnectionsService({ box, outbound }: { box: SecretBox; outbound: Outbound }) {
   async function found(db: TenantDb, id: string) {
     const row = await createConnectionsRepo(db).find(id);
     if (!row) throw connectionNotFound();
@@ -54,7 +55,7 @@ export function createConnectionsService({ box }: { box: SecretBox }) {
 
   return {
     async create(db: TenantDb, input: ConnectionCreate): Promise<ConnectionView> {
-      checkBaseUrl(input.apiBaseUrl);
+      checkBaseUrl(outbound, input.apiBaseUrl);
       const row = await createConnectionsRepo(db).create({ id: newId('vmc'), name: input.name, apiBaseUrl: input.apiBaseUrl, tokenCiphertext: box.seal(input.apiToken) });
       return connectionView(row);
     },
@@ -65,7 +66,7 @@ export function createConnectionsService({ box }: { box: SecretBox }) {
       return connectionView(await found(db, id));
     },
     async update(db: TenantDb, id: string, patch: ConnectionUpdate): Promise<ConnectionView> {
-      checkBaseUrl(patch.apiBaseUrl);
+      checkBaseUrl(outbound, patch.apiBaseUrl);
       const { apiToken, ...fields } = patch;
       const row = await createConnectionsRepo(db).update(id, { ...fields, ...(apiToken ? { tokenCiphertext: box.seal(apiToken) } : {}) });
       if (!row) throw connectionNotFound();
@@ -86,7 +87,7 @@ export function createConnectionsService({ box }: { box: SecretBox }) {
     },
 
     async saveIntegration(db: TenantDb, input: IntegrationInput): Promise<IntegrationView> {
-      checkBaseUrl(input.apiBaseUrl);
+      checkBaseUrl(outbound, input.apiBaseUrl);
       await this.checkExists(db, input.connectionId, 'connectionId');
       const row = await createConnectionsRepo(db).saveIntegration(
         { project: input.project, connectionId: input.connectionId ?? null, apiBaseUrl: input.apiBaseUrl, tokenCiphertext: box.seal(input.accessToken) },

@@ -6,10 +6,11 @@ import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { NotFound } from '../lib/errors';
 import { newId } from '../lib/ids';
+import type { Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createConnectionsRepo } from './connections-repo';
-import { agentClient, ProviderError, vmhostClient } from './vmhost-client';
+import { agentClient, failureOf, ProviderError, vmhostClient } from './vmhost-client';
 import { DEFAULT_TIMING, waitReady, type VmhostTiming } from './vmhost-executor';
 
 type Diagnostics = components['schemas']['VmhostDiagnostics'];
@@ -17,13 +18,14 @@ type Step = Diagnostics['steps'][number];
 
 const NEEDED = ['vms:create', 'vms:read', 'vms:delete'];
 
-export function createDiagnosticsService({ box, timing = DEFAULT_TIMING }: { box: SecretBox; timing?: VmhostTiming }) {
+export function createDiagnosticsService({ box, outbound, timing = DEFAULT_TIMING }: { box: SecretBox; outbound: Outbound; timing?: VmhostTiming }) {
+  const calls = { fetch: outbound.fetch, callTimeoutMs: timing.callTimeoutMs };
   return {
     async run(db: TenantDb, connectionId: string): Promise<Diagnostics> {
       const repo = createConnectionsRepo(db);
       const connection = await repo.find(connectionId);
       if (!connection) throw new NotFound('No such VM-host connection.');
-      const vmhost = vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing);
+      const vmhost = vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), calls);
       const startedAt = new Date();
       const steps: Step[] = [];
       const step = async (name: Step['step'], check: () => Promise<string>) => {
@@ -33,7 +35,7 @@ export function createDiagnosticsService({ box, timing = DEFAULT_TIMING }: { box
           steps[steps.length - 1].durationMs = Date.now() - began;
           return true;
         } catch (err) {
-          steps.push({ step: name, ok: false, durationMs: Date.now() - began, detail: clip(err instanceof ProviderError ? err.message : 'unexpected failure') });
+          steps.push({ step: name, ok: false, durationMs: Date.now() - began, detail: failureOf(err) });
           return false;
         }
       };
@@ -59,7 +61,7 @@ export function createDiagnosticsService({ box, timing = DEFAULT_TIMING }: { box
         await step('agent_model_reachability', async () => {
           const integration = await repo.findIntegration();
           if (!integration) throw new ProviderError('no agent integration is saved');
-          const probe = await agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), timing).probe({ project: integration.project, vmId: vmId! });
+          const probe = await agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), calls).probe({ project: integration.project, vmId: vmId! });
           if (!probe.ok) throw new ProviderError(`the agent did not reach its model${probe.detail ? `: ${probe.detail}` : ''}`);
           return `The agent reached its model${probe.model ? ` (${probe.model})` : ''}.`;
         });

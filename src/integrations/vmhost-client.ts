@@ -1,6 +1,8 @@
 // HTTP clients of the provider APIs of openapi/providers.yaml: the VM host and the coding-agent provider.
-// Errors name the call and the status, never the token; every call has a deadline; text the provider
-// sends back (errors, details, agent output) has the token blanked out, should a provider echo it.
+// Errors name the call and the status, never the token; every call has a deadline and goes through the
+// outbound guard (a base URL on a private address is refused); text the provider sends back (errors,
+// details, agent output) has the token blanked out, should a provider echo it.
+import { refusalOf, type Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
 
 export class ProviderError extends Error {
@@ -13,9 +15,14 @@ export class ProviderError extends Error {
   }
 }
 
+/** What a run or a diagnostics step says of a failure: a provider error's own message (ours, its quotes clipped), nothing of others. */
+export const failureOf = (err: unknown) => (err instanceof ProviderError ? err.message : 'unexpected failure');
+
 const CALL_TIMEOUT_MS = 15_000;
 
 export interface ClientOptions {
+  /** The guarded fetch every call goes through. */
+  fetch: Outbound['fetch'];
   /** How long one call may wait for its answer. */
   callTimeoutMs?: number;
 }
@@ -30,8 +37,8 @@ function redactJson<T>(value: T, token: string): T {
   return json !== undefined && token && json.includes(escaped) ? JSON.parse(redact(json, escaped)) : value;
 }
 
-async function call<T>(base: string, token: string, method: string, path: string, body: unknown, what: string, { callTimeoutMs = CALL_TIMEOUT_MS }: ClientOptions): Promise<{ status: number; body: T }> {
-  let res: Response;
+async function call<T>(base: string, token: string, method: string, path: string, body: unknown, what: string, { fetch, callTimeoutMs = CALL_TIMEOUT_MS }: ClientOptions): Promise<{ status: number; body: T }> {
+  let res: Awaited<ReturnType<ClientOptions['fetch']>>;
   let text: string;
   try {
     res = await fetch(new URL(path.replace(/^\//, ''), base.endsWith('/') ? base : `${base}/`), {
@@ -42,6 +49,9 @@ async function call<T>(base: string, token: string, method: string, path: string
     });
     text = await res.text();
   } catch (err) {
+    // Refused by the guard: no use trying again until the operator allows private addresses.
+    const refused = refusalOf(err);
+    if (refused) throw new ProviderError(`${what}: ${refused.message}`);
     throw new ProviderError(`${what}: no answer (${(err as Error).name === 'TimeoutError' ? 'timed out' : 'connection failed'})`, true);
   }
   let parsed: unknown = null;
@@ -63,7 +73,7 @@ export interface Vm {
   status: 'booting' | 'ready' | 'failed';
 }
 
-export function vmhostClient(base: string, token: string, options: ClientOptions = {}) {
+export function vmhostClient(base: string, token: string, options: ClientOptions) {
   const request = <T>(method: string, path: string, body: unknown, what: string) => call<T>(base, token, method, path, body, what, options);
   return {
     permissions: async () => expect2xx(await request<{ permissions?: unknown }>('GET', '/v1/token', undefined, 'checking the token'), 'checking the token').permissions,
@@ -88,7 +98,7 @@ export interface SessionOutput {
   error?: string;
 }
 
-export function agentClient(base: string, token: string, options: ClientOptions = {}) {
+export function agentClient(base: string, token: string, options: ClientOptions) {
   const request = <T>(method: string, path: string, body: unknown, what: string) => call<T>(base, token, method, path, body, what, options);
   const text = (value: unknown) => (typeof value === 'string' ? redact(value, token) : undefined);
   return {

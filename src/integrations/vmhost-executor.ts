@@ -3,12 +3,13 @@
 // every path (success, failure, timeout, stop; after a crash, `reap` destroys it at the next start).
 // Tokens are opened from their sealed form here, for the calls, and go nowhere else.
 import type { TenantDb } from '../db/tenant-scope';
+import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
 import type { SecretBox } from '../lib/secrets';
 import { createConnectionsRepo } from './connections-repo';
 import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
 import { createTargetsRepo } from './targets-repo';
-import { agentClient, ProviderError, vmhostClient } from './vmhost-client';
+import { agentClient, failureOf, ProviderError, vmhostClient, type ClientOptions } from './vmhost-client';
 
 export interface VmhostTiming {
   /** How long a VM may take to boot. */
@@ -40,7 +41,7 @@ function forgiving<A extends unknown[], T>(poll: (...args: A) => Promise<T>, pol
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /** The clients a run on `targetId` needs, or why it cannot run. */
-export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string, timing: VmhostTiming) {
+export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string, calls: ClientOptions) {
   const target = await createTargetsRepo(db).find(targetId);
   if (!target?.connectionId || !target.image) throw new ProviderError('the execution target no longer exists or has no connection and image');
   const repo = createConnectionsRepo(db);
@@ -51,8 +52,8 @@ export async function vmhostSetup(db: TenantDb, box: SecretBox, targetId: string
   return {
     target,
     connection,
-    vmhost: vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing),
-    agent: agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), timing),
+    vmhost: vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), calls),
+    agent: agentClient(integration.apiBaseUrl, box.open(integration.tokenCiphertext), calls),
     project: integration.project,
   };
 }
@@ -71,7 +72,15 @@ export async function waitReady(vmhost: ReturnType<typeof vmhostClient>, vmId: s
   }
 }
 
-export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }: { tenantDb: (tenantId: string) => TenantDb; box: SecretBox; timing?: VmhostTiming }): Executor {
+export interface VmhostDeps {
+  tenantDb: (tenantId: string) => TenantDb;
+  box: SecretBox;
+  outbound: Outbound;
+  timing?: VmhostTiming;
+}
+
+export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT_TIMING }: VmhostDeps): Executor {
+  const calls: ClientOptions = { fetch: outbound.fetch, callTimeoutMs: timing.callTimeoutMs };
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       let ending: 'timed_out' | 'canceled' | null = null;
@@ -79,12 +88,11 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
       let setup: Awaited<ReturnType<typeof vmhostSetup>>;
       let vmId: string;
       try {
-        setup = await vmhostSetup(tenantDb(spec.tenantId), box, spec.targetId, timing);
+        setup = await vmhostSetup(tenantDb(spec.tenantId), box, spec.targetId, calls);
         const vm = await setup.vmhost.createVm({ name: `flows-${spec.runId}`, image: setup.target.image!, size: setup.target.size, region: setup.target.region });
         vmId = vm.id;
       } catch (err) {
-        const error = err instanceof ProviderError ? err.message : 'unexpected failure';
-        return { ref: 'vmhost:none', done: Promise.resolve({ state: 'failed', error: `The VM could not be created: ${clip(error)}.` }), stop() {} };
+        return { ref: 'vmhost:none', done: Promise.resolve({ state: 'failed', error: `The VM could not be created: ${failureOf(err)}.` }), stop() {} };
       }
       const { vmhost, agent, connection } = setup;
       events.provisioning({ status: 'vm_requested', vmId });
@@ -115,7 +123,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
             await sleep(timing.pollMs);
           }
         } catch (err) {
-          if (!ending) return { state: 'failed', error: `The run failed on the VM host: ${clip(err instanceof ProviderError ? err.message : 'unexpected failure')}.` };
+          if (!ending) return { state: 'failed', error: `The run failed on the VM host: ${failureOf(err)}.` };
         } finally {
           // Every path ends here: the VM goes, whatever happened to the agent.
           await destroy(vmhost, vmId, events);
@@ -137,7 +145,7 @@ export function createVmhostExecutor({ tenantDb, box, timing = DEFAULT_TIMING }:
       const [, tenantId, connectionId, vmId] = ref.split(':');
       if (!tenantId || !connectionId || !vmId) return;
       const connection = await createConnectionsRepo(tenantDb(tenantId)).find(connectionId);
-      if (connection) await vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), timing).destroyVm(vmId).catch(() => {});
+      if (connection) await vmhostClient(connection.apiBaseUrl, box.open(connection.tokenCiphertext), calls).destroyVm(vmId).catch(() => {});
     },
   };
 }

@@ -13,6 +13,7 @@ import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { until } from '../support/until';
 
 let clock = new Date();
 let app: TestApp;
@@ -54,15 +55,6 @@ async function settle() {
 }
 
 const deliveriesOf = async (subscriptionId: string) => (await call(app, 'GET', `/api/v1/event-subscriptions/${subscriptionId}/deliveries`, { headers: bearer })).body as any[];
-
-async function until<T>(what: string, probe: () => Promise<T | false | undefined>) {
-  for (let i = 0; i < 200; i++) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
 
 it('delivers run and webhook events, signed per Standard Webhooks', async () => {
   received.length = 0;

@@ -25,6 +25,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     rateLimits: DEFAULT_API_RATE_LIMITS,
     localAgent: null,
     docker: null,
+    // The fake providers and event receivers listen on loopback; test/api/outbound-urls.test.ts turns this off.
+    allowPrivateNetwork: true,
     ...overrides,
   };
 }
@@ -41,12 +43,12 @@ export interface TestApp extends App {
 export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming'>>;
 
 /**
- * Another instance of `app` on the same database (with its own clock if given), its answers and log lines
- * scanned for secrets when it closes.
+ * Another instance of `app` on the same database (with its own clock, configuration changes and VM-host
+ * timing if given), its answers and log lines scanned for secrets when it closes.
  */
-export async function startOtherInstance(app: TestApp, { now }: Pick<TestDeps, 'now'> = {}) {
+export async function startOtherInstance(app: TestApp, { now, config = {}, vmhostTiming }: Pick<TestDeps, 'now' | 'vmhostTiming'> & { config?: Partial<Config> } = {}) {
   const recorder = createSecretRecorder();
-  const built = await buildApp({ config: app.config, db: app.database.db, logger: recorder.logger, now });
+  const built = await buildApp({ config: { ...app.config, ...config }, db: app.database.db, logger: recorder.logger, now, vmhostTiming });
   return {
     ...built,
     app: recorder.record(built.app) as typeof built.app,

@@ -61,6 +61,8 @@ export interface FakeProviders {
   sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string; env?: Record<string, string> }>;
   /** The calls failed on purpose, in order. */
   failed: ProviderCall[];
+  /** Every request that reached the fake, as `METHOD /path`. */
+  requests: string[];
   /** Back to working providers. */
   reset(): void;
   close(): Promise<void>;
@@ -75,12 +77,13 @@ function bodyOf(req: IncomingMessage): Promise<any> {
 }
 
 export async function startFakeProviders(): Promise<FakeProviders> {
-  const fake = { knobs: defaultKnobs(), vms: new Map(), sessions: new Map(), failed: [] as ProviderCall[] } as Omit<FakeProviders, 'url' | 'close' | 'reset'>;
+  const fake = { knobs: defaultKnobs(), vms: new Map(), sessions: new Map(), failed: [] as ProviderCall[], requests: [] as string[] } as Omit<FakeProviders, 'url' | 'close' | 'reset'>;
   let next = 0;
   const server: Server = createServer(async (req, res) => {
     const send = (status: number, body?: unknown) => res.writeHead(status, { 'content-type': 'application/json' }).end(body === undefined ? undefined : JSON.stringify(body));
     const token = /^Bearer (.+)$/.exec(req.headers.authorization ?? '')?.[1];
     const url = new URL(req.url!, 'http://fake');
+    fake.requests.push(`${req.method} ${url.pathname}`);
     const body = await bodyOf(req);
     const vmRoute = /^\/v1\/vms\/([^/]+)$/.exec(url.pathname);
     const sessionRoute = /^\/v1\/sessions\/([^/]+)\/(output|cancel)$/.exec(url.pathname);
@@ -143,6 +146,7 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     reset: () => {
       Object.assign(fake.knobs, defaultKnobs());
       fake.failed.length = 0;
+      fake.requests.length = 0;
     },
     // Hung requests are cut, so that closing does not wait for them.
     close: () => new Promise((resolve) => server.close(() => resolve()).closeAllConnections()),

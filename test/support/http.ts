@@ -15,7 +15,10 @@ function validatorFor(schema: object): ValidateFunction {
   return compiled.get(schema)!;
 }
 
-export function assertMatchesContract(app: TestApp, method: string, path: string, res: Response): void {
+/** Any app instance of a test: the one startTestApp made, or another on its database (startOtherInstance). */
+type AnyApp = Pick<TestApp, 'app' | 'api'>;
+
+export function assertMatchesContract(app: AnyApp, method: string, path: string, res: Response): void {
   const inlined = app.api.backend.definition as any;
   const matched = app.api.backend.router.matchOperation({ method, path: path.split('?')[0], headers: {}, query: {} } as any);
   const where = `${method.toUpperCase()} ${path} → ${res.status}`;
@@ -46,7 +49,7 @@ export interface CallOptions {
   raw?: string | Buffer;
 }
 
-export async function call(app: TestApp, method: string, path: string, { headers = {}, body, raw }: CallOptions = {}): Promise<Response> {
+export async function call(app: AnyApp, method: string, path: string, { headers = {}, body, raw }: CallOptions = {}): Promise<Response> {
   let test = (request(app.app) as any)[method.toLowerCase()](path) as request.Test;
   for (const [name, value] of Object.entries(headers)) test = test.set(name, value);
   if (raw !== undefined) test = test.send(raw as any);

@@ -36,6 +36,11 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
   });
 
+  it('refuses private network addresses for outbound calls unless FLOWS_ALLOW_PRIVATE_NETWORK is true', () => {
+    expect(loadConfig({ ...sqlite }).allowPrivateNetwork).toBe(false);
+    expect(loadConfig({ ...sqlite, FLOWS_ALLOW_PRIVATE_NETWORK: 'true' }).allowPrivateNetwork).toBe(true);
+  });
+
   it('sandboxes the local agent unless told not to, and reads its binds and variables', () => {
     writeFileSync(path.join(dir, 'bound.txt'), '');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({ command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'on', binds: [], env: [] });
@@ -68,6 +73,7 @@ describe('loadConfig', () => {
     ['FLOWS_SECRET_KEY', { DATABASE_URL: 'postgres://db/flows' }],
     ['FLOWS_MIGRATE_ON_START', { FLOWS_MIGRATE_ON_START: 'maybe' }],
     ['FLOWS_SIGNUP', { FLOWS_SIGNUP: 'yes' }],
+    ['FLOWS_ALLOW_PRIVATE_NETWORK', { FLOWS_ALLOW_PRIVATE_NETWORK: 'yes' }],
     ['FLOWS_BOOTSTRAP_OWNER_PASSWORD', { FLOWS_BOOTSTRAP_OWNER_EMAIL: 'a@example.test' }],
     ['FLOWS_BOOTSTRAP_OWNER_EMAIL', { FLOWS_BOOTSTRAP_OWNER_PASSWORD: 'long enough password' }],
   ])('names %s when it is wrong', (variable, env) => {

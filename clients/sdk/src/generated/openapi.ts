@@ -2818,7 +2818,7 @@ export interface components {
             apiToken: string;
             /**
              * Format: uri
-             * @description Base URL of the provider API.
+             * @description Base URL of the provider API. Unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, it must not lead to this machine or a private network: `localhost` or a literal loopback, private (RFC 1918, `fc00::/7`), link-local, carrier-grade NAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 forms included) is refused here with 400 `validation_failed`, and a name that resolves to one is refused at each call (diagnostics and runs fail saying so).
              */
             apiBaseUrl: string;
         };
@@ -2835,7 +2835,7 @@ export interface components {
             apiToken?: string;
             /**
              * Format: uri
-             * @description Base URL of the provider API.
+             * @description Base URL of the provider API. Unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, it must not lead to this machine or a private network: `localhost` or a literal loopback, private (RFC 1918, `fc00::/7`), link-local, carrier-grade NAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 forms included) is refused here with 400 `validation_failed`, and a name that resolves to one is refused at each call (diagnostics and runs fail saying so).
              */
             apiBaseUrl?: string;
         };
@@ -3018,7 +3018,7 @@ export interface components {
             connectionId?: string;
             /**
              * Format: uri
-             * @description Base URL of the agent provider API.
+             * @description Base URL of the agent provider API. Unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, it must not lead to this machine or a private network: `localhost` or a literal loopback, private (RFC 1918, `fc00::/7`), link-local, carrier-grade NAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 forms included) is refused here with 400 `validation_failed`, and a name that resolves to one is refused at each call (diagnostics and runs fail saying so).
              */
             apiBaseUrl: string;
         };
@@ -3302,7 +3302,7 @@ export interface components {
         EventSubscriptionCreate: {
             /**
              * Format: uri
-             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development); anything else is refused with 400 `validation_failed`.
+             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development, which needs `FLOWS_ALLOW_PRIVATE_NETWORK=true`); anything else is refused with 400 `validation_failed`. Unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, it must not lead to this machine or a private network: `localhost` or a literal loopback, private (RFC 1918, `fc00::/7`), link-local, carrier-grade NAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 forms included) is refused here with 400 `validation_failed`, and a name that resolves to one is refused at each delivery attempt (recorded in the delivery's `lastError`).
              */
             url: string;
             /** @description Event types to deliver. */
@@ -3321,7 +3321,7 @@ export interface components {
         EventSubscriptionUpdate: {
             /**
              * Format: uri
-             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development); anything else is refused with 400 `validation_failed`.
+             * @description HTTPS endpoint to POST events to. Plain `http://` is accepted for `localhost`, `127.0.0.1` and `[::1]` only (a receiver under development, which needs `FLOWS_ALLOW_PRIVATE_NETWORK=true`); anything else is refused with 400 `validation_failed`. Unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, it must not lead to this machine or a private network: `localhost` or a literal loopback, private (RFC 1918, `fc00::/7`), link-local, carrier-grade NAT, unspecified, multicast or reserved address (IPv4-mapped IPv6 forms included) is refused here with 400 `validation_failed`, and a name that resolves to one is refused at each delivery attempt (recorded in the delivery's `lastError`).
              */
             url?: string;
             /** @description Event types to deliver. */
@@ -7341,7 +7341,7 @@ export interface operations {
                      *         "state": "pending",
                      *         "attempts": 1,
                      *         "lastStatusCode": null,
-                     *         "lastError": "no answer within 10 s",
+                     *         "lastError": "hooks.acme.example resolves to a private address (10.0.4.17); set FLOWS_ALLOW_PRIVATE_NETWORK=true to allow it",
                      *         "nextAttemptAt": "2025-06-04T08:30:52Z",
                      *         "createdAt": "2025-06-04T08:30:14Z"
                      *       }
