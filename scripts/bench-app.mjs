@@ -9,8 +9,8 @@ const root = path.resolve(import.meta.dirname, '..');
 export const dist = (file) => require(path.join(root, 'dist', file));
 
 /** Config, logger and a migrated database `name` in `dir`; `createDb(url)` replaces the app's client (query counting). */
-export async function openApp(dir, { name = 'app.db', createDb } = {}) {
-  const config = dist('src/config.js').loadConfig({ DATABASE_URL: `file:${path.join(dir, name)}`, FLOWS_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', FLOWS_RATE_LIMIT_API: '0', FLOWS_RATE_LIMIT_API_ADDRESS: '0' });
+export async function openApp(dir, { name = 'app.db', createDb, env = {} } = {}) {
+  const config = dist('src/config.js').loadConfig({ DATABASE_URL: `file:${path.join(dir, name)}`, FLOWS_SECRET_KEY: randomBytes(32).toString('hex'), LOG_LEVEL: 'silent', FLOWS_RATE_LIMIT_API: '0', FLOWS_RATE_LIMIT_API_ADDRESS: '0', ...env });
   const logger = dist('src/lib/logger.js').createLogger('silent');
   let db = await dist('src/db/open.js').openDatabase(config, logger);
   if (createDb) {

@@ -4,6 +4,7 @@
 //   sqlite-insert   baseline (a): bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row
 //   prisma-create   baseline (b): Express 5 + one Prisma `create` of a run, on the app's own schema
 //   app             the built app on a fresh embedded database, with a bearer token for every scope
+//   app-agent       the same with a local target whose agent is `true` (sandboxed, as by default)
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
@@ -43,15 +44,16 @@ async function prismaCreate() {
 }
 
 /** The app, and an access token for every scope issued by its own authorization server. */
-async function app() {
-  const { built, bearer } = await buildWithBearer(await openApp(dir));
+async function app(env) {
+  const { built, bearer } = await buildWithBearer(await openApp(dir, { env }));
   return Object.assign(built.app, { extra: { bearer } });
 }
 
 // `--cpu-prof` writes its profile only on a normal exit.
 process.on('SIGTERM', () => process.exit(0));
 
-const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app }[kind]();
+const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: 'true' });
+const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));
 });

@@ -15,6 +15,7 @@ import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createBenchJob } from './bench-app.mjs';
+import { measureE2e, setUpE2e } from './bench-e2e.mjs';
 import { intakeActivity, intakeSettled, setUpIntake, signedDelivery } from './bench-intake.mjs';
 import { measureStartup } from './bench-startup.mjs';
 
@@ -23,7 +24,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'evaluation', 'runs', 'startup'];
+const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'runs', 'startup'];
 const picked = process.argv.slice(2);
 const unknown = picked.filter((part) => !PARTS.includes(part));
 if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}: pick from ${PARTS.join(', ')}`);
@@ -175,6 +176,15 @@ async function measureIntake() {
   };
 }
 
+/** The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent. */
+async function measureEndToEnd() {
+  const e2eDir = path.join(dir, 'e2e');
+  mkdirSync(e2eDir);
+  const app = await startServer('app-agent', e2eDir);
+  const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer);
+  return measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration: Number(process.env.BENCH_E2E_DURATION ?? 20), connections: CONNECTIONS });
+}
+
 async function main() {
   const a = await measure((await startServer('sqlite-insert')).port, { method: 'POST', path: '/runs', body: {} });
   const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
@@ -188,6 +198,7 @@ async function main() {
     intake = await measureIntake();
     rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
   }
+  const e2e = wanted('e2e') && (await measureEndToEnd());
   // Gone before anything else is measured, with their CPU profiles written (BENCH_CPU_PROF).
   await Promise.all(children.map(stop));
 
@@ -199,6 +210,13 @@ async function main() {
   if (intake) {
     const { recorded, evaluated } = intake.duringRow;
     console.log(`intake: during the row ${recorded} deliveries recorded and ${evaluated} evaluated (5 runs each); after it, evaluation caught up at ${intake.catchUpPerSecond.toFixed(0)} deliveries/s`);
+  }
+  if (e2e) {
+    console.log(
+      `e2e intake (1,000 triggers, one match, local agent \`true\`): accepted ${e2e.acceptedPerSecond.toFixed(0)}/s (${(e2e.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${e2e.p99} ms); ` +
+        `finished ${e2e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e2e.accepted} deliveries, ${e2e.finishedDuringBurst} finished during the burst, drain ${e2e.drainSeconds.toFixed(1)} s)`,
+    );
+    console.log(JSON.stringify({ e2e, baselineA: a.rps }));
   }
   if (wanted('evaluation')) {
     const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });

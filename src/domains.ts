@@ -54,6 +54,8 @@ export function createDomains({
   vmhostTiming?: VmhostTiming;
 }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
+  /** This process among those sharing the database: its containers and the runs it executes carry it. */
+  const instanceId = newId('inst');
 
   const box = createSecretBox(config.secretKey, config.previousSecretKeys);
   // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
@@ -78,7 +80,7 @@ export function createDomains({
     ...(docker && {
       docker: createDockerExecutor({
         docker: docker.client,
-        instanceId: newId('inst'),
+        instanceId,
         allowedImages: docker.images,
         settingsOf: (tenantId, targetId) => targets.dockerSettings(tenantDb(tenantId), targetId),
       }),
@@ -109,6 +111,7 @@ export function createDomains({
     executors,
     queue,
     logger,
+    instanceId,
     notify: notifyRun,
     unfinishedRuns: async () =>
       (await db.run.findMany({ where: { state: { in: UNFINISHED_STATES } }, select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true }, orderBy: { id: 'asc' } })) as UnfinishedRun[] &

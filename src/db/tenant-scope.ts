@@ -3,6 +3,7 @@
 // a repository cannot forget it.
 import type { Db } from './client';
 import { insertRows, type Cell } from './insert-rows';
+import { createSql, type Sql } from './sql';
 
 const TENANT_MODEL_NAMES = [
   'Job',
@@ -44,10 +45,18 @@ export function scopeArgs(operation: string, args: Args, tenantId: string): Args
   return scoped;
 }
 
+/** Hand-written statements, one translator per client (its statements' texts are kept). */
+const sqlOf = new WeakMap<Db, Sql>();
+
 export function forTenant(db: Db, tenantId: string) {
+  let sql = sqlOf.get(db);
+  if (!sql) sqlOf.set(db, (sql = createSql(db)));
+  const tenant = { id: tenantId, sql };
   return db.$extends({
     name: 'tenant-scope',
     client: {
+      /** The tenant this client is bound to, and hand-written SQL (sql.ts) whose statements must name it. */
+      $tenant: () => tenant,
       /** Rows of a tenant model written with one plain INSERT (insert-rows.ts), each stamped with the tenant. */
       $insertRows: (model: TenantModel, rows: Record<string, Cell>[]) => insertRows(db, model, rows.map((row) => ({ ...row, tenantId }))),
     },

@@ -23,6 +23,25 @@ function killGroup(pid: number, signal: NodeJS.Signals) {
   }
 }
 
+/**
+ * Kills every process that carries the run's id: the shell may be gone while what it started lives on,
+ * and a recorded pid may belong to something else by now.
+ */
+async function killMarked(runId: string) {
+  const marker = `FLOWS_RUN_ID=${runId}`;
+  for (const entry of await readdir('/proc').catch(() => [])) {
+    if (!/^\d+$/.test(entry)) continue;
+    const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
+    if (environ.split('\0').includes(marker)) {
+      try {
+        process.kill(Number(entry), 'SIGKILL');
+      } catch {
+        // exited meanwhile
+      }
+    }
+  }
+}
+
 export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', ...agent }: LocalAgent & { killGraceMs?: number; bwrap?: string }): Executor {
   const sandboxed = agent.sandbox !== 'off';
   // Probed until a sandbox could be made once (bubblewrap may be installed while the server runs); until
@@ -74,8 +93,12 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           ending ??= null;
           resolve({ state: 'failed', error: `The agent command could not be started: ${clip(err.message)}` });
         });
-        // The shell has exited: whatever it left running goes too.
-        child.on('exit', () => killGroup(pid, 'SIGKILL'));
+        // The shell has exited: whatever it left running goes too. A sandbox stopped just after it was made
+        // may have lost its link to bubblewrap (--die-with-parent is set a moment after the fork): found by its mark.
+        child.on('exit', () => {
+          killGroup(pid, 'SIGKILL');
+          if (ending && sandboxed) void killMarked(spec.runId);
+        });
         child.on('close', (code, signal) => {
           clearTimeout(timer);
           void rm(dir, { recursive: true, force: true });
@@ -91,20 +114,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
     },
 
     async reap(_ref: string, runId: string) {
-      // Every process that still carries the run's id: the shell may be gone while what it started lives on,
-      // and a recorded pid may belong to something else by now.
-      const marker = `FLOWS_RUN_ID=${runId}`;
-      for (const entry of await readdir('/proc').catch(() => [])) {
-        if (!/^\d+$/.test(entry)) continue;
-        const environ = await readFile(`/proc/${entry}/environ`, 'utf8').catch(() => '');
-        if (environ.split('\0').includes(marker)) {
-          try {
-            process.kill(Number(entry), 'SIGKILL');
-          } catch {
-            // exited meanwhile
-          }
-        }
-      }
+      await killMarked(runId);
     },
   };
 }

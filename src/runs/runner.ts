@@ -30,6 +30,8 @@ export interface RunnerDeps {
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
   queue: WorkQueue;
   logger: Logger;
+  /** This process among the instances sharing the database: the runs it executes carry it. */
+  instanceId: string;
   /** Every run not yet finished, across tenants (read once, at start). */
   unfinishedRuns(): Promise<UnfinishedRun[]>;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
@@ -80,7 +82,13 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
     timer = null;
     const batch = buffer;
     buffer = [];
-    if (batch.length) writing = writing.then(() => repo.append(runId, batch)).catch((err) => logger.error({ err, runId }, 'writing the trace failed'));
+    if (batch.length) {
+      writing = writing
+        .then(async () => {
+          await repo.append(runId, batch);
+        })
+        .catch((err) => logger.error({ err, runId }, 'writing the trace failed'));
+    }
     return writing;
   };
   return {
@@ -93,11 +101,12 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, unfinishedRuns, notify }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, unfinishedRuns, notify }: RunnerDeps) {
   const executions = new Map<string, { stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
   let shuttingDown = false;
+  let dispatches = 0;
 
   const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
   /** A run reached a terminal state: jobs chained to its job may start (see runs-service). */
@@ -158,10 +167,9 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         events,
       );
       executions.set(runId, execution);
-      await repo.setExecutorRef(runId, execution.ref);
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      if (!shuttingDown && (await repo.move(runId, 'starting', 'running'))) {
+      if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref }))) {
         state = 'running';
         notify(tenantId, 'started', runId);
       } else execution.stop();
@@ -185,12 +193,8 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     const db = tenantDb(tenantId);
     const job = await jobs.settings(db, jobId);
     if (!job) return;
-    const repo = createRunsRepo(db);
-    const free = job.concurrencyLimit - (await repo.countActive(job.id));
-    if (free <= 0) return;
-    for (const run of await repo.nextQueued(job.id, free)) {
-      if (await repo.move(run.id, 'queued', 'starting')) void execute(db, tenantId, job, run);
-    }
+    const claimed = await createRunsRepo(db).claim(job.id, job.concurrencyLimit, `${instanceId}:${++dispatches}`, instanceId);
+    for (const run of claimed) void execute(db, tenantId, job, run);
   }
 
   queue.handle('dispatch', (payload) => fill(payload as { tenantId: string; jobId: string }));

@@ -1,8 +1,8 @@
-// Runs, their trace and invocations in the database, through the tenant-bound client. A state change is
-// one guarded update (it names the state it moves from), and trace positions are handed out by the run row
-// itself (`traceLength`), so that concurrent writers never take the same `seq`.
-import type { Prisma } from '../../generated/prisma/sqlite/client';
-import { toJson } from '../db/json';
+// Runs, their trace and invocations in the database, through the tenant-bound client. The writes of a run's
+// life are hand-written statements (db/sql.ts): a state change and its trace events are one batch, guarded
+// by the state it moves from, and trace positions come from the run row itself (`traceLength`, raised by
+// the same write), so concurrent writers never take the same `seq` and nothing is read first.
+import type { SqlParam } from '../db/sql';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
@@ -38,30 +38,82 @@ export interface RunFilter {
   triggerType?: string;
 }
 
+/** What a move may also set. */
+export interface MoveExtra {
+  result?: Record<string, unknown>;
+  error?: string;
+  executorRef?: string;
+}
+
+const ACTIVE = ACTIVE_STATES.map((state) => `'${state}'`).join(', ');
+const EVENT_COLUMNS = '"id", "tenantId", "runId", "seq", "at", "type", "data"';
+
+/** The entries as rows `(k, type, data)`, k counting from 1, to join with the run they are appended to. */
+function entryRows(entries: TraceEntry[]): { text: string; params: SqlParam[] } {
+  const text = entries.map((_, i) => (i === 0 ? 'SELECT ?::int AS k, ?::text AS type, ?::jsonb AS data' : 'SELECT ?::int, ?::text, ?::jsonb')).join(' UNION ALL ');
+  return { text, params: entries.flatMap((entry, i) => [i + 1, entry.type, { json: entry.data }]) };
+}
+
 export function createRunsRepo(db: TenantDb) {
-  /** Appends `entries` after the run's last trace event, in one transaction with `change` (when given). */
-  async function appendTrace(tx: Pick<TenantDb, 'run' | 'runEvent'>, runId: string, entries: TraceEntry[], change: Prisma.RunUpdateManyMutationInput = {}, from?: RunState) {
-    const where = from ? { id: runId, state: from } : { id: runId };
-    const { traceLength } = await tx.run.update({ where, data: { ...change, traceLength: { increment: entries.length } }, select: { traceLength: true } });
-    const first = traceLength - entries.length + 1;
-    if (entries.length) await tx.runEvent.createMany({ data: entries.map((entry, i) => ({ id: `${runId}:${first + i}`, runId, seq: first + i, type: entry.type, data: toJson(entry.data) })) as Prisma.RunEventCreateManyInput[] });
+  const { id: tenantId, sql } = db.$tenant();
+
+  /**
+   * Raises the run's `traceLength` (with `set`, and only while it is in `from` when given) and appends the
+   * entries after its last event, in one batch; false when the run was not in `from` (or is gone). On
+   * PostgreSQL one statement (the update feeding the insert); on SQLite two, the insert guarded by the
+   * update's row count.
+   */
+  async function write(runId: string, entries: TraceEntry[], set: { text: string; params: SqlParam[] } | null, from: RunState | null): Promise<boolean> {
+    const n = entries.length;
+    const rows = entryRows(entries);
+    const update = {
+      text: `UPDATE "Run" SET ${set ? `${set.text}, ` : ''}"traceLength" = "traceLength" + ? WHERE "tenantId" = ? AND "id" = ?${from ? ' AND "state" = ?' : ''}`,
+      params: [...(set?.params ?? []), n, tenantId, runId, ...(from ? [from] : [])],
+    };
+    const values = `"Run"."id" || ':' || ("Run"."traceLength" - ? + e.k), "Run"."tenantId", "Run"."id", "Run"."traceLength" - ? + e.k, ?::timestamp(3), e.type, e.data`;
+    const at = new Date();
+    if (sql.dialect === 'postgresql') {
+      const inserted = await sql.run(
+        `WITH "Run" AS (${update.text} RETURNING "tenantId", "id", "traceLength") INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ${values} FROM "Run", (${rows.text}) AS e`,
+        [...update.params, n, n, at, ...rows.params],
+      );
+      return inserted > 0;
+    }
+    const [updated] = await sql.batch<[number, number]>([
+      sql.run(update.text, update.params),
+      sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ${values} FROM "Run", (${rows.text}) AS e WHERE "Run"."tenantId" = ? AND "Run"."id" = ? AND changes() = 1`, [n, n, at, ...rows.params, tenantId, runId]),
+    ]);
+    return updated === 1;
   }
 
   return {
-    /** The run and the invocation that created it, with the first trace entries, in one transaction. */
-    createInvoked: (run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[]) =>
-      db.$transaction([
-        db.run.create({
-          data: {
-            ...run,
-            inputs: toJson(run.inputs),
-            state: 'queued',
-            traceLength: trace.length,
-            events: { create: trace.map((entry, i) => ({ id: `${run.id}:${i + 1}`, seq: i + 1, type: entry.type, data: toJson(entry.data) })) },
-          } as Prisma.RunUncheckedCreateInput,
-        }),
-        ...(invocation ? [db.invocation.create({ data: { ...invocation, jobId: run.jobId, runId: run.id } as Prisma.InvocationUncheckedCreateInput })] : []),
-      ]),
+    /** The run (queued), its first trace entries and the invocation that asks for it, in one batch. */
+    createInvoked: (run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[]) => {
+      const now = new Date();
+      const rows = entryRows(trace);
+      return sql.batch([
+        sql.run(
+          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey") ` +
+            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?)`,
+          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null],
+        ),
+        sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e`, [run.id, tenantId, run.id, now, ...rows.params]),
+        ...(invocation
+          ? [
+              sql.run(`INSERT INTO "Invocation" ("id", "tenantId", "jobId", "runId", "idempotencyKey", "requestHash", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?, ?, ?::timestamp(3), ?::timestamp(3))`, [
+                invocation.id,
+                tenantId,
+                run.jobId,
+                run.id,
+                invocation.idempotencyKey,
+                invocation.requestHash,
+                now,
+                invocation.expiresAt,
+              ]),
+            ]
+          : []),
+      ]);
+    },
 
     findInvocation: (jobId: string, idempotencyKey: string) => db.invocation.findFirst({ where: { jobId, idempotencyKey } }),
     deleteInvocation: (id: string) => db.invocation.deleteMany({ where: { id } }),
@@ -79,26 +131,44 @@ export function createRunsRepo(db: TenantDb) {
     trace: (runId: string, { limit, after }: KeysetRequest<number>) =>
       db.runEvent.findMany({ where: { runId, seq: after === undefined ? undefined : { gt: after } }, orderBy: { seq: 'asc' }, take: limit + 1 }),
 
-    /** Moves the run from `from` to `to` (recording the change in its trace); false when it was not in `from`. */
-    async move(id: string, from: RunState, to: RunState, extra: { result?: Record<string, unknown>; error?: string } = {}, trace: TraceEntry[] = []): Promise<boolean> {
-      const change = { ...transition(from, to), result: extra.result === undefined ? undefined : toJson(extra.result), error: extra.error };
-      try {
-        await db.$transaction((tx) => appendTrace(tx, id, [...trace, { type: 'state_changed', data: { from, to } }], change, from));
-        return true;
-      } catch (err) {
-        if ((err as { code?: string }).code === 'P2025') return false; // no longer in `from`
-        throw err;
-      }
+    /** Moves the run from `from` to `to` (recording the change in its trace after `trace`); false when it was not in `from`. */
+    move(id: string, from: RunState, to: RunState, extra: MoveExtra = {}, trace: TraceEntry[] = []): Promise<boolean> {
+      const change = transition(from, to);
+      const set = {
+        text: '"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = COALESCE(?::text, "error"), "executorRef" = COALESCE(?::text, "executorRef")',
+        params: [to, new Date(), change.startedAt ?? null, change.finishedAt ?? null, extra.result === undefined ? null : { json: extra.result }, extra.error ?? null, extra.executorRef ?? null],
+      };
+      return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
     },
 
-    append: (runId: string, entries: TraceEntry[]) => db.$transaction((tx) => appendTrace(tx, runId, entries)),
+    append: (runId: string, entries: TraceEntry[]) => write(runId, entries, null, null),
 
-    setExecutorRef: (id: string, executorRef: string) => db.run.updateMany({ where: { id }, data: { executorRef } }),
-
-    countActive: (jobId: string) => db.run.count({ where: { jobId, state: { in: ACTIVE_STATES } } }),
-
-    /** The oldest queued runs of the job: ids sort by creation, so this is arrival order. */
-    nextQueued: (jobId: string, take: number) => db.run.findMany({ where: { jobId, state: 'queued' }, orderBy: { id: 'asc' }, take, select: { id: true, prompt: true } }),
+    /**
+     * Starts the oldest queued runs of the job while fewer than `limit` are active (`starting`, with their
+     * trace event), marked with `claim` and `ownerId`; answers them. One batch; on PostgreSQL it first takes
+     * a lock of the job's for the transaction, so that two instances never fill the same slot. The outer
+     * `state` test is checked again on a row another transaction changed meanwhile (a stop), the subquery is not.
+     */
+    async claim(jobId: string, limit: number, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
+      const now = new Date();
+      const claimed = sql.query<{ id: string; prompt: string }>(
+        `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
+          `WHERE "tenantId" = ? AND "state" = 'queued' AND "id" IN (SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued' ORDER BY "id" ` +
+          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt"`,
+        [now, now, claim, ownerId, tenantId, tenantId, jobId, limit, tenantId, jobId],
+      );
+      const traced = sql.run(
+        `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), 'state_changed', ?::jsonb FROM "Run" ` +
+          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'starting' AND "claim" = ?`,
+        [now, { json: { from: 'queued', to: 'starting' } }, tenantId, jobId, claim],
+      );
+      if (sql.dialect === 'postgresql') {
+        const [, runs] = await sql.batch<[number, { id: string; prompt: string }[], number]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]), claimed, traced]);
+        return runs;
+      }
+      const [runs] = await sql.batch<[{ id: string; prompt: string }[], number]>([claimed, traced]);
+      return runs;
+    },
 
     /** The enabled run triggers of live, enabled jobs that watch `jobId`, with their jobs. */
     chainedTriggers: (jobId: string) =>

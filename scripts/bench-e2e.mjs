@@ -1,0 +1,129 @@
+// The `e2e` part of `npm run bench`: webhook intake end to end, from the signed delivery to its run's end.
+// One `github` source; 20 jobs of 50 webhook triggers, all 1,000 on that source and on `issues.labeled`,
+// each with 3 leaves and every fifth with a CEL `if`; exactly one trigger matches the deliveries' label.
+// The local target's agent is `true` (sandboxed, as by default). A burst of signed deliveries (each its
+// own body, id and signature) for BENCH_E2E_DURATION seconds, then the drain: what counts is deliveries
+// whose run has finished, per second, from the first request to the last run's end.
+import { createHmac, randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
+import autocannon from 'autocannon';
+
+const require = createRequire(import.meta.url);
+
+const JOBS = 20;
+const TRIGGERS_PER_JOB = 50;
+const LABEL = 'agent';
+const UNFINISHED = `SELECT count(*) AS n FROM "Run" WHERE state IN ('queued', 'starting', 'running', 'canceling')`;
+
+async function post(baseUrl, bearer, target, body) {
+  const res = await fetch(`${baseUrl}${target}`, { method: 'POST', headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 201) throw new Error(`POST ${target} answered ${res.status}: ${await res.text()}`);
+  return res.json();
+}
+
+/** Trigger k of job j: three leaves, the label one wanting `agent` only for job 0's first trigger. */
+function trigger(sourceId, job, k) {
+  const label = job === 0 && k === 0 ? LABEL : `label-${job}-${k}`;
+  return {
+    type: 'webhook',
+    sourceId,
+    events: ['issues.labeled'],
+    conditions: {
+      all: [
+        { path: 'payload.label.name', op: 'eq', value: label },
+        { path: 'payload.repository.full_name', op: 'eq', value: 'acme/widgets' },
+      ],
+      none: [{ path: 'payload.sender.login', op: 'endsWith', value: '[bot]' }],
+      ...(k % 5 === 4 ? { if: "payload.issue.state == 'open'" } : {}),
+    },
+  };
+}
+
+/** Creates the source and the jobs (on the local target); answers the source with its signing secret. */
+export async function setUpE2e(baseUrl, bearer) {
+  const source = await post(baseUrl, bearer, '/api/v1/webhook-sources', { name: 'e2e', format: 'github' });
+  for (let j = 0; j < JOBS; j++) {
+    const triggers = Array.from({ length: TRIGGERS_PER_JOB }, (_, k) => trigger(source.id, j, k));
+    await post(baseUrl, bearer, '/api/v1/jobs', { name: `E2E ${j}`, promptTemplate: 'Issue {{ payload.issue.number }}', executionTargetId: 'local', concurrencyLimit: 50, triggers });
+  }
+  return source;
+}
+
+let sent = 0;
+
+function signedDelivery(source) {
+  const body = JSON.stringify({
+    action: 'labeled',
+    label: { name: LABEL },
+    issue: { number: 42, title: 'Saving a draft twice crashes the editor', state: 'open', body: 'Steps to reproduce. '.repeat(40) },
+    repository: { full_name: 'acme/widgets' },
+    sender: { login: 'octocat' },
+    sequence: ++sent,
+  });
+  const signature = createHmac('sha256', source.signingSecret).update(body).digest('hex');
+  return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${signature}` } };
+}
+
+/** Deliveries recorded, deliveries evaluated, runs finished and runs not yet finished, from the app's SQLite file. */
+function progress(db) {
+  const { recorded, evaluated } = db.prepare('SELECT count(*) AS recorded, count("evaluatedAt") AS evaluated FROM "WebhookActivity"').get();
+  const finished = db.prepare(`SELECT count(*) AS n FROM "Run" WHERE state IN ('succeeded', 'failed', 'timed_out', 'canceled')`).get().n;
+  const failed = db.prepare(`SELECT count(*) AS n FROM "Run" WHERE state <> 'succeeded' AND state IN ('failed', 'timed_out', 'canceled')`).get().n;
+  return { recorded, evaluated, finished, failed, unfinished: db.prepare(UNFINISHED).get().n };
+}
+
+/**
+ * The burst and its drain. `file` is the app's SQLite file, read (not written) while the app runs.
+ * Answers accepted/s during the burst, finished deliveries/s over burst plus drain, and the drain time.
+ */
+export async function measureE2e(port, source, file, { duration = 20, connections = 32, drainLimitS = 600 } = {}) {
+  const Database = require('better-sqlite3');
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const options = {
+      url: `http://127.0.0.1:${port}/hooks/${source.id}`,
+      method: 'POST',
+      connections,
+      timeout: 30,
+      // The body and the headers of one delivery are made together.
+      requests: [
+        {
+          setupRequest: (req) => {
+            const own = signedDelivery(source);
+            return { ...req, headers: { ...req.headers, ...own.headers }, body: own.body };
+          },
+        },
+      ],
+    };
+    await autocannon({ ...options, amount: 200 }); // warm-up: validators compiled, triggers loaded, JIT settled
+    for (let p = progress(db); p.unfinished > 0 || p.evaluated < p.recorded; p = progress(db)) await new Promise((r) => setTimeout(r, 200));
+    const before = progress(db);
+    const started = Date.now();
+    const burst = await autocannon({ ...options, duration });
+    const burstEnded = Date.now();
+    const atBurstEnd = progress(db);
+    let last = atBurstEnd;
+    while (last.unfinished > 0 || last.evaluated < last.recorded) {
+      if (Date.now() - burstEnded > drainLimitS * 1000) throw new Error(`e2e: not drained ${drainLimitS} s after the burst: ${JSON.stringify(last)}`);
+      await new Promise((r) => setTimeout(r, 100));
+      last = progress(db);
+    }
+    const drained = Date.now();
+    const accepted = burst.statusCodeStats['202']?.count ?? 0;
+    const deliveries = last.recorded - before.recorded;
+    const runs = last.finished - before.finished;
+    if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
+    if (deliveries !== accepted || runs !== accepted) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected`);
+    if (last.failed - before.failed) throw new Error(`e2e: ${last.failed - before.failed} runs did not succeed`);
+    return {
+      accepted,
+      acceptedPerSecond: burst.requests.average,
+      p99: burst.latency.p99,
+      finishedPerSecond: runs / ((drained - started) / 1000),
+      finishedDuringBurst: atBurstEnd.finished - before.finished,
+      drainSeconds: (drained - burstEnded) / 1000,
+    };
+  } finally {
+    db.close();
+  }
+}

@@ -1,0 +1,82 @@
+// The hand-written statements of a run's life (runs-repo.ts) name their tenant: through tenant B's
+// repository, tenant A's runs are never moved, traced or started, and what B writes is stamped with B.
+// Dates and JSON are written as the Prisma client reads them, on both databases.
+import { forTenant } from '../../src/db/tenant-scope';
+import { newId } from '../../src/lib/ids';
+import { createRunsRepo } from '../../src/runs/runs-repo';
+import { createTestDatabase, type TestDatabase } from '../support/databases';
+
+let database: TestDatabase;
+const A = newId('ten');
+const B = newId('ten');
+const jobOf = { [A]: newId('job'), [B]: newId('job') };
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await database.db.tenant.createMany({ data: [{ id: A, name: 'A' }, { id: B, name: 'B' }] });
+  for (const tenantId of [A, B]) await database.db.job.create({ data: { id: jobOf[tenantId], tenantId, name: 'J', slug: 'j', promptTemplate: 'p' } });
+});
+afterAll(() => database.drop());
+
+const repoOf = (tenantId: string) => createRunsRepo(forTenant(database.db, tenantId));
+const newRun = (tenantId: string) => ({ id: newId('run'), jobId: jobOf[tenantId], invocationId: null, name: 'n', prompt: 'p', triggerType: 'invocation', triggerId: null, inputs: { data: { n: 1 } } });
+const rowOf = (id: string) => database.db.run.findUniqueOrThrow({ where: { id }, include: { events: { orderBy: { seq: 'asc' } } } });
+
+async function queuedRun(tenantId: string) {
+  const run = newRun(tenantId);
+  const invocation = { id: newId('inv'), idempotencyKey: newId('key'), requestHash: 'h', expiresAt: new Date('2030-01-01T00:00:00.123Z') };
+  await repoOf(tenantId).createInvoked({ ...run, invocationId: invocation.id }, invocation, [{ type: 'prompt_rendered', data: { name: 'n', promptLength: 1 } }]);
+  return { run, invocation };
+}
+
+describe('the statements of a run', () => {
+  it('creates the run, its first event and its invocation stamped with the tenant, readable by the client', async () => {
+    const { run, invocation } = await queuedRun(A);
+    const row = await rowOf(run.id);
+    expect(row).toMatchObject({ tenantId: A, state: 'queued', inputs: { data: { n: 1 } }, traceLength: 1, invocationId: invocation.id });
+    expect(row.createdAt).toBeInstanceOf(Date);
+    expect(row.events.map((e) => [e.tenantId, e.seq, e.type, e.data])).toEqual([[A, 1, 'prompt_rendered', { name: 'n', promptLength: 1 }]]);
+    const stored = await database.db.invocation.findUniqueOrThrow({ where: { id: invocation.id } });
+    expect([stored.tenantId, stored.runId, stored.expiresAt.toISOString()]).toEqual([A, run.id, '2030-01-01T00:00:00.123Z']);
+  });
+
+  it('claims, moves and traces only its own tenant\'s runs', async () => {
+    const { run } = await queuedRun(A);
+    const before = await rowOf(run.id);
+
+    expect(await repoOf(B).claim(jobOf[A], 5, 'inst_b:1', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).move(run.id, 'queued', 'canceling')).toBe(false);
+    expect(await repoOf(B).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(false);
+    expect(await rowOf(run.id)).toEqual(before);
+
+    // Tenant A's own repository does each.
+    const claimed = await repoOf(A).claim(jobOf[A], 5, 'inst_a:1', 'inst_a');
+    expect(claimed.map((r) => r.id)).toContain(run.id);
+    expect(await repoOf(A).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(true);
+    expect(await repoOf(A).move(run.id, 'starting', 'running', { executorRef: 'local:1' })).toBe(true);
+    expect(await repoOf(A).move(run.id, 'starting', 'running')).toBe(false); // no longer in `from`
+    expect(await repoOf(A).move(run.id, 'running', 'succeeded', { result: { ok: true } }, [{ type: 'result', data: { ok: true } }])).toBe(true);
+    const row = await rowOf(run.id);
+    expect(row).toMatchObject({ state: 'succeeded', claim: 'inst_a:1', ownerId: 'inst_a', executorRef: 'local:1', result: { ok: true }, traceLength: 6 });
+    expect(row.startedAt!.getTime()).toBeLessThanOrEqual(row.finishedAt!.getTime());
+    expect(row.events.map((e) => [e.seq, e.type, e.tenantId])).toEqual([
+      [1, 'prompt_rendered', A],
+      [2, 'state_changed', A],
+      [3, 'agent_output', A],
+      [4, 'state_changed', A],
+      [5, 'result', A],
+      [6, 'state_changed', A],
+    ]);
+    expect(row.events[5].data).toEqual({ from: 'running', to: 'succeeded' });
+  });
+
+  it('starts no more runs than the limit leaves free, oldest first', async () => {
+    const runs = [await queuedRun(B), await queuedRun(B), await queuedRun(B)].map(({ run }) => run.id);
+    const first = await repoOf(B).claim(jobOf[B], 2, 'inst_b:2', 'inst_b');
+    expect(first.map((r) => r.id)).toEqual(runs.slice(0, 2));
+    expect(await repoOf(B).claim(jobOf[B], 2, 'inst_b:3', 'inst_b')).toEqual([]);
+    await repoOf(B).move(runs[0], 'starting', 'failed', { error: 'x' });
+    expect((await repoOf(B).claim(jobOf[B], 2, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
+    expect((await rowOf(runs[2])).events.map((e) => e.type)).toEqual(['prompt_rendered', 'state_changed']);
+  });
+});
