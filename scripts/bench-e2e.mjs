@@ -113,10 +113,11 @@ export async function measureE2e(port, source, file, { duration = 20, connection
     const deliveries = last.recorded - before.recorded;
     const runs = last.finished - before.finished;
     if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
-    if (deliveries !== accepted || runs !== accepted) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected`);
+    // Answers still on their way when the burst stopped are recorded but not counted by autocannon.
+    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected`);
     if (last.failed - before.failed) throw new Error(`e2e: ${last.failed - before.failed} runs did not succeed`);
     return {
-      accepted,
+      accepted: deliveries,
       acceptedPerSecond: burst.requests.average,
       p99: burst.latency.p99,
       finishedPerSecond: runs / ((drained - started) / 1000),

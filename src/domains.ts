@@ -143,7 +143,12 @@ export function createDomains({
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
     sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
     pendingDeliveries: (after, take) =>
-      db.webhookActivity.findMany({ where: { evaluatedAt: null, id: after === undefined ? undefined : { gt: after } }, orderBy: { id: 'asc' }, take, select: { tenantId: true, id: true } }),
+      db.webhookActivity.findMany({
+        where: { evaluatedAt: null, id: after === undefined ? undefined : { gt: after } },
+        orderBy: { id: 'asc' },
+        take,
+        select: { tenantId: true, id: true, sourceId: true, event: true, action: true, context: true },
+      }),
   });
 
   const handlers: HandlerMap = {

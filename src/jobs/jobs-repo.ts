@@ -44,9 +44,8 @@ export function createJobsRepo(db: TenantDb) {
       return jobs.find((job) => job.id === ref) ?? jobs[0] ?? null;
     },
 
-    /** What running a live job needs, in one query (no triggers). */
-    settings: (id: string) =>
-      db.job.findFirst({ where: { id, deletedAt: null }, select: { id: true, slug: true, model: true, effort: true, env: true, executionTargetId: true, concurrencyLimit: true } }),
+    /** Every live job of the tenant with its triggers (the catalog's read). */
+    live: () => db.job.findMany({ where: { deletedAt: null }, include: withTriggers }),
 
     list: ({ limit, after }: KeysetRequest<string>, filter: { enabled?: boolean }) =>
       db.job.findMany({
@@ -102,4 +101,4 @@ export function createJobsRepo(db: TenantDb) {
 }
 
 export type JobsRepo = ReturnType<typeof createJobsRepo>;
-export type JobSettings = NonNullable<Awaited<ReturnType<JobsRepo['settings']>>>;
+export type JobSettings = JobRow;

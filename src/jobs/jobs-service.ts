@@ -12,6 +12,7 @@ import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
 import { asInvalidTemplate, chainLoop, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
@@ -28,6 +29,8 @@ export interface JobsDeps {
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
   /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
   onLimitChanged(tenantId: string, jobId: string): void;
+  /** Called after any job of the tenant changed: other instances drop what they keep of its jobs. */
+  announceChange?(tenantId: string): void;
   /** The live jobs of every tenant with an enabled invocation trigger, the most recently saved first. */
   invocableJobs(): Promise<(JobRow & { tenantId: string })[]>;
 }
@@ -139,7 +142,12 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
   }
 }
 
-export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, invocableJobs }: JobsDeps) {
+export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs }: JobsDeps) {
+  const catalog = createJobsCatalog();
+  const changed = (db: TenantDb) => {
+    catalog.changed(db.$tenant().id);
+    announceChange(db.$tenant().id);
+  };
   // Templates parse, and input schemas are checked and compiled, once per version of a job, not per run:
   // at save, at start (`compileSaved`) or else at the first invocation of a version saved elsewhere.
   const compiled = perVersion<CompiledJob>();
@@ -150,6 +158,8 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     inputs.set(job, invocationInputOf(job, validators));
     return jobView(job);
   };
+
+  const live = (db: TenantDb): Promise<LiveJobs> => catalog.live(db.$tenant().id, () => createJobsRepo(db).live());
 
   async function freeSlug(repo: JobsRepo, name: string, taken?: string): Promise<string> {
     const base = slugFromName(name);
@@ -199,7 +209,9 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       // A derived slug taken between the look and the write is derived again; a chosen one is refused.
       for (let attempt = 0; ; attempt++) {
         try {
-          return saved(await repo.create(newId('job'), { ...fields, slug }, triggers), validators);
+          const created = await repo.create(newId('job'), { ...fields, slug }, triggers);
+          changed(db);
+          return saved(created, validators);
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           if (fields.slug || attempt >= 3) throw slugTaken(slug);
@@ -241,6 +253,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         throw err;
       }
       if (!updated) throw jobNotFound();
+      changed(db);
       if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(tenantId, job.id);
       return saved(updated, validators);
     },
@@ -251,6 +264,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const job = await found(repo, ref);
       if (job.enabled === enabled) return jobView(job);
       await repo.setEnabled(job.id, enabled);
+      changed(db);
       return jobView(await found(repo, job.id));
     },
 
@@ -258,6 +272,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const repo = createJobsRepo(db);
       const job = await found(repo, ref);
       if (!(await repo.softDelete(job.id, deletedSlug(job.id)))) throw jobNotFound();
+      changed(db);
       await onDeleted(db, job.id);
     },
 
@@ -309,7 +324,15 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     },
 
     /** What executing runs of a live job needs (by id); null when the job is gone. */
-    settings: (db: TenantDb, id: string) => createJobsRepo(db).settings(id),
+    settings: async (db: TenantDb, id: string) => (await live(db)).find(id),
+
+    /** The tenant's live jobs as the hot paths read them (kept in memory until one changes). */
+    live,
+
+    /** Another instance changed a job of the tenant. */
+    heardChange: (tenantId: string) => catalog.changed(tenantId),
+    /** Changes may have gone unheard. */
+    forgetKept: () => catalog.forgetAll(),
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
     async render(job: RenderedJob, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {

@@ -170,10 +170,6 @@ export function createRunsRepo(db: TenantDb) {
       return runs;
     },
 
-    /** The enabled run triggers of live, enabled jobs that watch `jobId`, with their jobs. */
-    chainedTriggers: (jobId: string) =>
-      db.trigger.findMany({ where: { watchedJobId: jobId, type: 'run', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
-
     unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } }),
   };
 }

@@ -30,7 +30,7 @@ type Accepted = { status: 202; body: Invocation };
 type Started = Accepted | { status: 200; body: Invocation };
 
 export interface RunsDeps {
-  jobs: Pick<JobsService, 'find' | 'render' | 'invocationData'>;
+  jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
@@ -89,8 +89,8 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const finished = await repo.find(runId);
     if (!finished) return;
     const context = runView(finished) as unknown as Record<string, unknown>;
-    for (const trigger of await repo.chainedTriggers(finished.jobId)) {
-      const config = trigger.config as { states: string[]; conditions?: Record<string, unknown> };
+    for (const trigger of (await jobs.live(db)).watching(finished.jobId)) {
+      const { config } = trigger;
       if (!config.states.includes(finished.state)) continue;
       const outcome = decide(config.conditions, context);
       if (outcome.decision !== 'match') {
@@ -135,7 +135,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
 
   return {
     async invoke(db: TenantDb, tenantId: string, jobRef: string, body: InvocationRequest): Promise<Started> {
-      const job = await jobs.find(db, jobRef);
+      const job = (await jobs.live(db)).find(jobRef);
       if (!job) throw new NotFound('No such job.');
       const requestHash = sha256(canonicalJson(body));
       const idempotencyKey = body.idempotencyKey ?? null;

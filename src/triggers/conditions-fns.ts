@@ -147,14 +147,17 @@ function evaluateLeaf(leaf: Leaf, context: unknown): Detail {
   return { part: leaf.part, path: leaf.path, op: leaf.op, expected: leaf.value ?? (leaf.op === 'exists' ? true : undefined), ...actual, result };
 }
 
-/** Every leaf evaluated (so that every detail shows), then `if`; all present parts must hold. */
-export function evaluateConditions({ leaves, cel }: CompiledConditions, context: Record<string, unknown>): Decision {
+/**
+ * Every leaf evaluated (so that every detail shows), then `if`; all present parts must hold. `size` is the
+ * context's (cel-fns.ts `contextSize`), counted once by a caller deciding many triggers on one context.
+ */
+export function evaluateConditions({ leaves, cel }: CompiledConditions, context: Record<string, unknown>, size?: number): Decision {
   const details = leaves.map((leaf) => evaluateLeaf(leaf, context));
   const of = (part: LeafPart) => details.filter((detail) => detail.part === part);
   const any = of('any');
   let holds = of('all').every((d) => d.result) && (any.length === 0 || any.some((d) => d.result)) && of('none').every((d) => !d.result);
   if (cel) {
-    const outcome = cel.evaluate(context, contextSize(context));
+    const outcome = cel.evaluate(context, size ?? contextSize(context));
     const detail: Detail = { part: 'if', expected: cel.expression, ...('value' in outcome ? { actual: outcome.value } : {}), result: outcome.ok && outcome.value };
     if (!outcome.ok) return { decision: 'error', error: outcome.error, details: [detail] };
     details.push(detail);
@@ -185,6 +188,26 @@ function compiledOnce(conditions: unknown): CompiledConditions {
   }
   if (entry instanceof ConditionProblem) throw entry;
   return entry;
+}
+
+/** Saved conditions made ready once: compiled, none, or the problem every evaluation reports. */
+export type Prepared = CompiledConditions | ConditionProblem | null;
+
+export function prepareConditions(conditions: unknown): Prepared {
+  if (conditions === undefined) return null;
+  try {
+    return compiledOnce(conditions);
+  } catch (err) {
+    if (err instanceof ConditionProblem) return err;
+    throw err;
+  }
+}
+
+/** The decision of prepared conditions: none match, and conditions that do not compile are an `error` naming the part. */
+export function decidePrepared(prepared: Prepared, context: Record<string, unknown>, size?: number): Decision {
+  if (prepared === null) return { decision: 'match', details: [] };
+  if (prepared instanceof ConditionProblem) return { decision: 'error', error: prepared.message, details: [prepared.detail] };
+  return evaluateConditions(prepared, context, size);
 }
 
 /** The test endpoint's answer: conditions that do not compile are an `error` decision naming the part. */

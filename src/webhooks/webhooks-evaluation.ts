@@ -1,14 +1,14 @@
 // Evaluation of recorded webhook deliveries: every candidate trigger (its events match) decides on the
-// delivery's context, the matching ones start a run (once per trigger and delivery), and the decisions are
-// saved with the time. Deliveries wait in the database (`evaluatedAt` null) and are evaluated oldest first,
+// delivery's context, the matching ones start a run (once per trigger and delivery), and the matches and
+// errors are saved with the count of misses and the time (a miss's details are worked out when read). Deliveries wait in the database (`evaluatedAt` null) and are evaluated oldest first,
 // paced so that intake keeps answering during a burst; a restart takes the waiting ones up again.
 import type { TenantDb } from '../db/tenant-scope';
-import { InvalidTemplate } from '../jobs/jobs-service';
+import { InvalidTemplate, type JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decideDelivery, eventName } from './webhooks-fns';
+import { decideCandidates, eventName } from './webhooks-fns';
 import { createWebhooksRepo, type Decision } from './webhooks-repo';
 
 /** Waiting deliveries read at a time. */
@@ -18,12 +18,23 @@ const EVALUATION_SHARE = 0.1;
 /** A pass in which some delivery failed is followed by another after this long. */
 const RETRY_MS = 30_000;
 
+/** A recorded delivery waiting for evaluation. */
+export interface PendingDelivery {
+  tenantId: string;
+  id: string;
+  sourceId: string;
+  event: string;
+  action: string | null;
+  context: unknown;
+}
+
 /** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
-export type PendingDeliveries = (after: string | undefined, take: number) => Promise<{ tenantId: string; id: string }[]>;
+export type PendingDeliveries = (after: string | undefined, take: number) => Promise<PendingDelivery[]>;
 
 export interface EvaluationDeps {
   queue: WorkQueue;
   runs: Pick<RunsService, 'startTriggered'>;
+  jobs: Pick<JobsService, 'live'>;
   tenantDb: (tenantId: string) => TenantDb;
   pendingDeliveries: PendingDeliveries;
   /** Whether intake is answering deliveries: evaluation yields to it. */
@@ -32,22 +43,21 @@ export interface EvaluationDeps {
   now: () => Date;
 }
 
-export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliveries, intakeBusy, logger, now }: EvaluationDeps) {
+export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, intakeBusy, logger, now }: EvaluationDeps) {
   const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: intakeBusy });
 
   /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
-  async function evaluate({ tenantId, id }: { tenantId: string; id: string }) {
-    const db = tenantDb(tenantId);
-    const repo = createWebhooksRepo(db);
-    const activity = await repo.findActivity(id);
-    if (!activity || activity.evaluatedAt) return;
+  async function evaluate(activity: PendingDelivery) {
+    const db = tenantDb(activity.tenantId);
     const context = activity.context as Record<string, unknown>;
+    const live = await jobs.live(db);
     const decisions: Decision[] = [];
-    for (const { trigger, decision: decided } of decideDelivery(await repo.webhookTriggers(activity.sourceId), eventName(activity.event, activity.action), context)) {
-      const decision: Decision = { jobId: trigger.jobId, ...decided, runId: null };
+    const { decided, misses } = decideCandidates(live.webhookCandidates(activity.sourceId), eventName(activity.event, activity.action), context);
+    for (const { candidate, decision: decided_ } of decided) {
+      const decision: Decision = { jobId: candidate.job.id, ...decided_, runId: null };
       if (decision.decision === 'match') {
         try {
-          decision.runId = await runs.startTriggered(db, tenantId, trigger.job, { type: 'webhook', id: trigger.id }, activity.id, context);
+          decision.runId = await runs.startTriggered(db, activity.tenantId, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });
@@ -55,7 +65,7 @@ export function createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliver
       }
       decisions.push(decision);
     }
-    await repo.setOutcome(activity.id, decisions, now());
+    await createWebhooksRepo(db).setOutcome(activity.id, decisions, misses, now());
   }
 
   /**

@@ -3,7 +3,9 @@
 // and matching event patterns.
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
-import { decide } from '../triggers/conditions-fns';
+import type { WebhookCandidate } from '../jobs/jobs-catalog';
+import { contextSize } from '../triggers/cel-fns';
+import { decide, decidePrepared } from '../triggers/conditions-fns';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
 export type TriggerDecision = components['schemas']['TriggerDecision'];
@@ -180,4 +182,22 @@ export function decideDelivery<T extends { id: string; config: unknown }>(trigge
     if (matchesEvents(events, name)) decided.push({ trigger, decision: triggerDecision(trigger.id, decide(conditions, context)) });
   }
   return decided;
+}
+
+/**
+ * How the live candidates of a delivery's source decide on it: those whose `events` match its name evaluate
+ * their conditions (compiled once, in the catalog). Misses are counted, not kept, unless `keepMisses`: a
+ * delivery's activity stores only its matches and errors.
+ */
+export function decideCandidates(candidates: WebhookCandidate[], name: string, context: Record<string, unknown>, keepMisses = false) {
+  const decided: { candidate: WebhookCandidate; decision: TriggerDecision }[] = [];
+  let misses = 0;
+  const size = contextSize(context);
+  for (const candidate of candidates) {
+    if (!matchesEvents(candidate.events, name)) continue;
+    const outcome = decidePrepared(candidate.conditions, context, size);
+    if (outcome.decision === 'no-match') misses++;
+    if (outcome.decision !== 'no-match' || keepMisses) decided.push({ candidate, decision: triggerDecision(candidate.id, outcome) });
+  }
+  return { decided, misses };
 }

@@ -23,6 +23,7 @@ export type Decision = components['schemas']['WebhookActivity']['decisions'][num
 const activityRow = (activity: NewActivity) => ({ ...activity, context: toJson(activity.context), decisions: toJson([]), runIds: toJson([]) }) as Prisma.WebhookActivityUncheckedCreateInput;
 
 export function createWebhooksRepo(db: TenantDb) {
+  const { id: tenantId, sql } = db.$tenant();
   return {
     createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string }) =>
       db.webhookSource.create({ data: data as Prisma.WebhookSourceUncheckedCreateInput }),
@@ -32,10 +33,6 @@ export function createWebhooksRepo(db: TenantDb) {
     setSecret: (id: string, secretCiphertext: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { secretCiphertext } }),
     deleteSource: (id: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date() } }),
     triggersUsing: (sourceId: string) => db.trigger.count({ where: { sourceId } }),
-
-    /** The enabled webhook triggers of the source's live, enabled jobs, with their jobs. */
-    webhookTriggers: (sourceId: string) =>
-      db.trigger.findMany({ where: { sourceId, type: 'webhook', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true }, orderBy: [{ jobId: 'asc' }, { position: 'asc' }] }),
 
     createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: activityRow(activity), select: { id: true } }),
     /** Deliveries arriving together, in one statement (intake's hot path). */
@@ -56,9 +53,16 @@ export function createWebhooksRepo(db: TenantDb) {
         take,
         select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
       }),
-    /** The decisions and, from them, the runs the delivery started. */
-    setOutcome: (id: string, decisions: Decision[], evaluatedAt: Date) =>
-      db.webhookActivity.updateMany({ where: { id }, data: { decisions: toJson(decisions), runIds: toJson(decisions.flatMap((decision) => (decision.runId ? [decision.runId] : []))), evaluatedAt } }),
+    /** The matches and errors, the runs they started and the count of misses; once (a delivery already evaluated stays). */
+    setOutcome: (id: string, decisions: Decision[], missCount: number, evaluatedAt: Date) =>
+      sql.run('UPDATE "WebhookActivity" SET "decisions" = ?::jsonb, "runIds" = ?::jsonb, "missCount" = ?, "evaluatedAt" = ?::timestamp(3) WHERE "tenantId" = ? AND "id" = ? AND "evaluatedAt" IS NULL', [
+        { json: decisions },
+        { json: decisions.flatMap((decision) => (decision.runId ? [decision.runId] : [])) },
+        missCount,
+        evaluatedAt,
+        tenantId,
+        id,
+      ]),
   };
 }
 

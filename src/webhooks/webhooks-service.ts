@@ -6,6 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
 import type { Trigger } from '../jobs/jobs-fns';
+import type { LiveJobs } from '../jobs/jobs-catalog';
 import { jobView, type JobsService } from '../jobs/jobs-service';
 import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
@@ -16,7 +17,7 @@ import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decideDelivery, eventName, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { decideCandidates, decideDelivery, eventName, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
 
@@ -51,7 +52,7 @@ export interface WebhooksDeps {
   baseUrl: URL;
   queue: WorkQueue;
   runs: Pick<RunsService, 'startTriggered'>;
-  jobs: Pick<JobsService, 'find' | 'draftTriggers'>;
+  jobs: Pick<JobsService, 'find' | 'live' | 'draftTriggers'>;
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<LiveSource | null>;
@@ -65,7 +66,7 @@ export interface WebhooksDeps {
 export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
-  const evaluation = createDeliveryEvaluation({ queue, runs, tenantDb, pendingDeliveries, logger, now, intakeBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
+  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
   // Deliveries arriving together are written with one statement.
   const recordTogether = batchedBy<{ tenantId: string; activity: NewActivity }>(
     (item) => item.tenantId,
@@ -81,7 +82,11 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     createdAt: row.createdAt.toISOString(),
   });
 
-  const activityView = (row: ActivityRow): ActivityView => ({
+  /**
+   * The activity as recorded, with its misses' decisions worked out again (only a count is stored) from its
+   * context and the source's triggers as they are now, flagged `recomputed`.
+   */
+  const activityView = (row: ActivityRow, live: LiveJobs): ActivityView => ({
     id: row.id,
     sourceId: row.sourceId,
     deliveryId: row.deliveryId,
@@ -91,9 +96,22 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     evaluatedAt: row.evaluatedAt?.toISOString() ?? null,
     context: row.context as ActivityView['context'],
     // Recorded before decisions carried their details and run: those read as having none.
-    decisions: (row.decisions as ActivityView['decisions']).map((decision) => ({ ...decision, details: decision.details ?? [], runId: decision.runId ?? null })),
+    decisions: [...(row.decisions as ActivityView['decisions']).map((decision) => ({ ...decision, details: decision.details ?? [], runId: decision.runId ?? null })), ...recomputedMisses(row, live)],
+    missCount: row.missCount,
     runIds: row.runIds as string[],
   });
+
+  function recomputedMisses(row: ActivityRow, live: LiveJobs): ActivityView['decisions'] {
+    if (row.missCount === 0) return [];
+    const stored = new Set((row.decisions as ActivityView['decisions']).map((decision) => decision.triggerId));
+    const candidates = live.webhookCandidates(row.sourceId).filter((candidate) => !stored.has(candidate.id));
+    return decideCandidates(candidates, eventName(row.event, row.action), row.context as Record<string, unknown>, true).decided.map(({ candidate, decision }) => ({
+      jobId: candidate.job.id,
+      ...decision,
+      runId: null,
+      recomputed: true,
+    }));
+  }
 
   async function foundSource(db: TenantDb, id: string) {
     const row = await createWebhooksRepo(db).findSource(id);
@@ -179,13 +197,15 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     },
 
     async listActivity(db: TenantDb, page: KeysetRequest<string>, filter: { sourceId?: string }): Promise<ActivityView[]> {
-      return (await createWebhooksRepo(db).listActivity(page, filter)).map(activityView);
+      const rows = await createWebhooksRepo(db).listActivity(page, filter);
+      const live = await jobs.live(db);
+      return rows.map((row) => activityView(row, live));
     },
 
     async getActivity(db: TenantDb, id: string): Promise<ActivityView> {
       const row = await createWebhooksRepo(db).findActivity(id);
       if (!row) throw new NotFound('No such webhook activity.');
-      return activityView(row);
+      return activityView(row, await jobs.live(db));
     },
 
     /**

@@ -272,11 +272,16 @@ describe('a delivery through to runs', () => {
             { part: 'none', path: 'payload.issue.body', op: 'contains', expected: 'wip', actual: `${JSON.stringify(issueBody).slice(0, 500)}…`, result: false },
           ],
           runId: null,
+          recomputed: true,
         },
         { jobId: broken.body.id, triggerId: 'trg_broken', decision: 'error', error: expect.stringContaining('CEL'), details: [expect.objectContaining({ part: 'if', result: false })], runId: null },
       ]),
     );
     expect(activity.decisions).toHaveLength(3); // the push-only and the disabled job's triggers are no candidates
+    // A miss is stored as a count; its details are worked out when read. Matches and errors are stored.
+    expect(activity.missCount).toBe(1);
+    const stored = await app.database.db.webhookActivity.findUniqueOrThrow({ where: { id: activity.id } });
+    expect((stored.decisions as { triggerId: string }[]).map((decision) => decision.triggerId).sort()).toEqual(['trg_agent', 'trg_broken']);
 
     const runId = activity.runIds[0];
     let run: any;

@@ -2507,6 +2507,7 @@ export interface components {
          *       "action": "labeled",
          *       "receivedAt": "2025-06-04T08:21:53Z",
          *       "evaluatedAt": "2025-06-04T08:21:53.041Z",
+         *       "missCount": 0,
          *       "context": {
          *         "source": {
          *           "id": "src_9k2p5f8t1c4m",
@@ -2643,7 +2644,11 @@ export interface components {
                 details: components["schemas"]["DecisionDetail"][];
                 /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
+                /** @description Present (true) on a decision worked out again when the activity was read: a miss is stored as a count only (`missCount`), so its details come from evaluating the recorded context with the trigger as it is now. Matches and errors are stored as decided, with their details and run. */
+                recomputed?: boolean;
             }[];
+            /** @description How many triggers looked at the delivery and did not match when it was evaluated. Their decisions are listed with `recomputed: true`, evaluated again on reading with the triggers as they are now (a trigger changed or deleted since may decide otherwise, or be missing). */
+            missCount: number;
             /** @description Runs the delivery started. */
             runIds: string[];
         };
@@ -5448,6 +5453,7 @@ export interface operations {
                      *         "action": "labeled",
                      *         "receivedAt": "2025-06-04T08:21:53Z",
                      *         "evaluatedAt": "2025-06-04T08:21:53.041Z",
+                     *         "missCount": 0,
                      *         "context": {
                      *           "source": {
                      *             "id": "src_9k2p5f8t1c4m",
@@ -5586,6 +5592,7 @@ export interface operations {
                      *       "action": "labeled",
                      *       "receivedAt": "2025-06-04T08:21:53Z",
                      *       "evaluatedAt": "2025-06-04T08:21:53.041Z",
+                     *       "missCount": 0,
                      *       "context": {
                      *         "source": {
                      *           "id": "src_9k2p5f8t1c4m",
