@@ -59,6 +59,8 @@ export interface App {
   owners: OwnerService;
   provider: Provider;
   cookieSecret: string;
+  /** On PostgreSQL, what carries changes between instances (closed at shutdown). */
+  changes: Domains['changes'];
   jobs: Domains['jobs'];
   runner: Domains['runner'];
   scheduler: Domains['scheduler'];
@@ -144,5 +146,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
+  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
 }

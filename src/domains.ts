@@ -1,6 +1,7 @@
 // The one place the domains are wired together: each service gets its dependencies here, the background
 // runner gets the work queue and the executors, and the app gets one map of handlers.
 import type { Config } from './config';
+import { listenForChanges } from './db/change-feed';
 import type { Db } from './db/client';
 import { forTenant } from './db/tenant-scope';
 import { eventsHandlers } from './events/events-handlers';
@@ -90,9 +91,14 @@ export function createDomains({
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
+  // On PostgreSQL other instances keep the same tenants' jobs: they hear of every change.
+  const changes =
+    config.databaseProvider === 'postgresql' &&
+    listenForChanges(config.databaseUrl, logger, { heard: (tenantId) => jobs.heardChange(tenantId), missed: () => jobs.forgetKept() });
   const jobs = createJobsService({
     targets,
     secrets,
+    announceChange: (tenantId) => changes && changes.announce(tenantId).catch((err) => logger.warn({ err, tenantId }, 'telling other instances of a job change failed')),
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
     invocableJobs: () =>
@@ -161,7 +167,7 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
+  return { handlers, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -64,7 +64,7 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app, owners, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
+  const { app, owners, changes, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);
   const recovered = await runner.recover();
   if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
@@ -107,6 +107,7 @@ async function main() {
       await scheduler.stop();
       events.stop();
       await runner.shutdown();
+      await changes?.close();
       await db.$disconnect();
       process.exit(0);
     });

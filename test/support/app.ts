@@ -54,6 +54,7 @@ export async function startOtherInstance(app: TestApp, { now, config = {}, vmhos
     app: recorder.record(built.app) as typeof built.app,
     async close() {
       await built.runner.shutdown();
+      await built.changes?.close();
       await recorder.scan(app.database.db, createSecretBox(app.config.secretKey, app.config.previousSecretKeys));
     },
   };
@@ -73,6 +74,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, { policies, 
     async close() {
       try {
         await built.runner.shutdown();
+        await built.changes?.close();
         await recorder.scan(database.db, createSecretBox(config.secretKey, config.previousSecretKeys));
       } finally {
         await database.drop();
