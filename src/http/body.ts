@@ -1,7 +1,7 @@
 // Body handling for operations that take one: the media type is checked before anything is parsed,
 // then JSON is parsed with a size limit and a nesting limit.
 import express, { type RequestHandler } from 'express';
-import { UnsupportedMediaType, ValidationFailed } from '../lib/errors';
+import { InvalidJson, UnsupportedMediaType, ValidationFailed } from '../lib/errors';
 
 export const BODY_LIMIT = '1mb';
 export const MAX_DEPTH = 32;
@@ -70,7 +70,7 @@ export const jsonBody: RequestHandler = (req, res, next) => {
   parse(req, res, (err?: unknown) => {
     if (err) return next(err);
     if ((req as unknown as Record<symbol, boolean>)[EMPTY]) req.body = undefined;
-    if (nestsTooDeep(req.body)) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
+    if (nestsTooDeep(req.body)) return next(new InvalidJson(`The request body nests deeper than ${MAX_DEPTH} levels.`));
     if (containsUnstorableText(req.body)) return next(new ValidationFailed('The request body contains a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which no text field can hold.'));
     next();
   });

@@ -71,11 +71,12 @@ describe('request bodies', () => {
     expectError(seed, 400, 'payload_too_large');
   });
 
-  it('refuses JSON nested deeper than the limit with 400', async () => {
+  it('refuses JSON nested deeper than the limit with 400 invalid_json, as the contract says', async () => {
     let deep: unknown = 1;
     for (let i = 0; i < 40; i++) deep = { a: deep };
     const res = await call(app, 'POST', '/api/v1/job-conditions/test', { headers: bearer, body: { webhook: deep } });
-    expectError(res, 400, 'validation_failed');
+    expectError(res, 400, 'invalid_json');
+    expect(res.body.error.message).toBe('The request body nests deeper than 32 levels.');
   });
 
   it('names the field and the rule of a schema violation', async () => {
