@@ -53,6 +53,11 @@ describe('request bodies', () => {
     expect(res.status).toBe(201);
   });
 
+  it('refuses a body whose content encoding does not decode with 400 invalid_json, a code the contract documents', async () => {
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json', 'content-encoding': 'gzip' }, raw: JSON.stringify(validJob) });
+    expectError(res, 400, 'invalid_json');
+  });
+
   it('refuses a charset it cannot decode with 415', async () => {
     const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json; charset=koi8-r' }, raw: '{}' });
     expectError(res, 415, 'unsupported_media_type');
