@@ -70,10 +70,13 @@ afterAll(async () => {
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });
-const tokens = new Map<string, Promise<string>>();
-/** One token of the first tenant's owner per kind, made once. */
-const tokenOf = (key: string, make: () => Promise<string>) => tokens.get(key) ?? tokens.set(key, make()).get(key)!;
-const scoped = (scopes: string[]) => tokenOf(`scopes ${scopes.join(' ')}`, () => accessToken(app, ours.owner, { scopes }));
+const scopedTokens = new Map<string, Promise<string>>();
+/** A token of the first tenant's owner holding exactly `scopes`, made once per set. */
+const scoped = (scopes: string[]) => {
+  const key = [...scopes].sort().join(' ');
+  if (!scopedTokens.has(key)) scopedTokens.set(key, accessToken(app, ours.owner, { scopes }));
+  return scopedTokens.get(key)!;
+};
 
 const sessionOnly = (op: Operation) => op.session && !op.bearer;
 /** The credential that gets the first tenant's owner past authorization for `op`. */
@@ -131,7 +134,7 @@ function problemsOf(r: Row, res: Response): string[] {
   return problems;
 }
 
-/** Sends every row (a few at a time) and fails with every problem, grouped. */
+/** Sends every row (a few at a time) and fails listing every problem. */
 async function check(rows: Row[]) {
   const failures: string[] = [];
   let next = 0;
