@@ -66,7 +66,7 @@ afterAll(async () => {
     await providers.close();
     await receiver.close();
   }
-  console.log(`auth-matrix.test.ts sent ${sent} requests for ${ops.length} operations:\n${[...counts].map(([test, n]) => `  ${n} ${test}`).join('\n')}`);
+  console.log(`auth-matrix.test.ts sent ${sent} requests for ${ops?.length ?? 0} operations:\n${[...counts].map(([test, n]) => `  ${n} ${test}`).join('\n')}`);
 });
 
 const bearer = (token: string) => ({ authorization: `Bearer ${token}` });

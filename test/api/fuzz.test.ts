@@ -61,7 +61,7 @@ afterAll(async () => {
     await receiver.close();
   }
   const total = [...sent.values()].reduce((a, b) => a + b, 0);
-  console.log(`fuzz.test.ts sent ${total} requests for ${ops.length} operations: ${[...sent].map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
+  console.log(`fuzz.test.ts sent ${total} requests for ${ops?.length ?? 0} operations: ${[...sent].map(([kind, n]) => `${kind} ${n}`).join(', ')}`);
 });
 
 /** The key of the resource an operation acts on: its last path parameter, or its path for a singleton. */

@@ -5,6 +5,7 @@
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import type { Response } from 'supertest';
+import { loadContract } from '../../src/http/contract';
 import type { TestApp } from './app';
 
 export const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
@@ -101,10 +102,23 @@ export function withIds(value: unknown, map: Map<string, string>): any {
   return value;
 }
 
-// Answers are checked with the standard formats: a date-time sent back must be RFC 3339 as written.
+// Answers are checked against the document as written, its `$ref`s resolved by Ajv (not by the server's own
+// inlining), with the standard formats: a date-time sent back must be RFC 3339 as written.
+const { document } = loadContract();
 const ajv = addFormats(new Ajv2020({ strict: false, allErrors: false }));
-const validators = new Map<object, ValidateFunction>();
-const validatorOf = (schema: object) => validators.get(schema) ?? validators.set(schema, ajv.compile(schema)).get(schema)!;
+ajv.addSchema(document, 'contract', undefined, false);
+const validators = new Map<string, ValidateFunction>();
+
+const segment = (key: string) => encodeURIComponent(key.replace(/~/g, '~0').replace(/\//g, '~1'));
+const at = (pointer: string) => pointer.slice(2).split('/').reduce((node: any, key) => node?.[decodeURIComponent(key).replace(/~1/g, '/').replace(/~0/g, '~')], document);
+
+/** A validator of the JSON body of `op`'s answer with `status`, by reference into the document. */
+function validatorOf(op: Operation, status: number): ValidateFunction {
+  let pointer = `#/paths/${segment(op.template)}/${op.method.toLowerCase()}/responses/${status}`;
+  for (let node = at(pointer); node?.$ref; node = at(pointer)) pointer = node.$ref;
+  const ref = `contract${pointer}/content/application~1json/schema`;
+  return validators.get(ref) ?? validators.set(ref, ajv.compile({ $ref: ref })).get(ref)!;
+}
 
 /** Codes a documented response names in its description (`invalid_token`, …): the codes of that status. */
 const codesOf = (response: any) => new Set([...String(response.description ?? '').matchAll(/`([a-z][a-z0-9_]*)`/g)].map((m) => m[1]));
@@ -121,7 +135,7 @@ export function contractProblems(op: Operation, method: string, res: Response): 
   const schema = documented.content?.['application/json']?.schema;
   if (res.status < 300) {
     if (!schema) return res.text ? [`${res.status} of ${op.id} has a body, documented without one`] : [];
-    const valid = validatorOf(schema);
+    const valid = validatorOf(op, res.status);
     return valid(res.body) ? [] : [`${res.status} body of ${op.id} does not match its schema: ${ajv.errorsText(valid.errors)}`];
   }
   const code = res.body?.error?.code;
