@@ -32,7 +32,9 @@ let creds: Record<'all' | 'none' | 'cookie', Record<string, string>>;
 const sent = new Map<Kind, number>();
 /** Operations that answered a valid request with a 2xx whose body matched the contract. */
 const succeeded = new Set<string>();
-const keepAlive = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+// An idle connection is closed here before the server's keep-alive timeout (5 s) can close it under a request
+// just sent on it, which the client would see as a hang-up.
+const keepAlive = new Agent({ keepAlive: true, maxSockets: CONCURRENCY, timeout: 2_000 });
 
 beforeAll(async () => {
   const unlimited = { points: 1_000_000, durationSeconds: 60 };
@@ -153,7 +155,8 @@ async function send(c: Case, extra: Record<string, string> = {}): Promise<Respon
 async function fuzz(list: Case[], extra: Record<string, string>, { also, build = false }: { also?: (c: Case, res: Response) => string | null; build?: boolean } = {}) {
   const failures: Failure[] = [];
   const check = async (c: Case) => {
-    const res = await send(c, extra);
+    const res = await send(c, extra).catch((err: Error) => err);
+    if (res instanceof Error) return void failures.push({ kind: `no answer: ${res.message} ← ${c.gen}`, method: c.method, url: c.url.slice(0, 90), status: 0, excerpt: '' });
     const problems = problemsOf(c, res);
     const kinds = problems.map((p) => (p.startsWith('no Cache') ? p : `${p} ← ${c.gen}`));
     // The rule of a whole block is one kind, whatever the generator.
