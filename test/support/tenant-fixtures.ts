@@ -11,6 +11,7 @@ import { BASE_URL, type TestApp } from './app';
 import { AGENT_TOKEN, VMHOST_TOKEN } from './fake-providers';
 import { call } from './http';
 import { accessToken, createOwner, registerTestClient, sessionCookie, type TestOwner } from './identity';
+import { until } from './until';
 
 export interface Tenant {
   owner: TestOwner;
@@ -51,15 +52,6 @@ export const FIXTURE_CONFIG: Partial<Config> = {
 };
 
 const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>): Promise<T> {
-  for (let i = 0; i < 400; i++) {
-    const value = await probe();
-    if (value !== undefined) return value;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`${what} never came`);
-}
 
 /** A tenant with one of everything, in an app started with FIXTURE_CONFIG; VM-host resources point at `providersUrl`. */
 export async function createTenant(app: TestApp, { label, providersUrl, receiverUrl }: { label: string; providersUrl: string; receiverUrl: string }): Promise<Tenant> {
@@ -112,7 +104,7 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
   ids.jobId = await fresh.jobId();
   fresh.runId = async () => {
     const { runId } = await api('POST', `/api/v1/jobs/${ids.jobId}/invocations`, { data: {} });
-    return until(`the end of run ${runId}`, async () => (TERMINAL.includes((await api('GET', `/api/v1/runs/${runId}`)).state) ? runId : undefined));
+    return until(`the end of run ${runId}`, async () => TERMINAL.includes((await api('GET', `/api/v1/runs/${runId}`)).state) && (runId as string), { tries: 400 });
   };
   ids.runId = await fresh.runId();
   // One run at a time, each sleeping: every later invocation waits in the queue.
@@ -127,7 +119,7 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
     .send(delivery);
   if (intake.status !== 202) throw new Error(`the fixture delivery answered ${intake.status} ${intake.text}`);
   ids.activityId = intake.body.activityId;
-  ids.deliveryId = await until('an event delivery', async () => (await api('GET', `/api/v1/event-subscriptions/${ids.subscriptionId}/deliveries`))[0]?.id);
+  ids.deliveryId = await until('an event delivery', async () => (await api('GET', `/api/v1/event-subscriptions/${ids.subscriptionId}/deliveries`))[0]?.id as string | undefined, { tries: 400 });
 
   return { owner, label, bearer, session, ids, fresh, activeRun };
 }
