@@ -1,7 +1,7 @@
 // Body handling for operations that take one: the media type is checked before anything is parsed,
 // then JSON is parsed with a size limit and a nesting limit.
 import express, { type RequestHandler } from 'express';
-import { UnsupportedMediaType, ValidationFailed } from '../lib/errors';
+import { InvalidJson, UnsupportedMediaType, ValidationFailed } from '../lib/errors';
 
 export const BODY_LIMIT = '1mb';
 export const MAX_DEPTH = 32;
@@ -55,6 +55,9 @@ function depthOf(value: unknown, depth = 0): number {
 
 const EMPTY = Symbol('empty body');
 
+/** A body that could not be read as sent (a content encoding that does not decode): body-parser's bare 400. */
+const isUnreadable = (err: unknown) => (err as { status?: number; type?: string }).status === 400 && (err as { type?: string }).type === undefined;
+
 // Not strict: a bare JSON value is JSON; the schema then says what the body must be. An empty body is no
 // body (the parser would make it `{}`), so that "body required" holds.
 const parse = express.json({
@@ -68,9 +71,9 @@ const parse = express.json({
 
 export const jsonBody: RequestHandler = (req, res, next) => {
   parse(req, res, (err?: unknown) => {
-    if (err) return next(err);
+    if (err) return next(isUnreadable(err) ? new InvalidJson('The request body could not be read; its content encoding does not decode.') : err);
     if ((req as unknown as Record<symbol, boolean>)[EMPTY]) req.body = undefined;
-    if (nestsTooDeep(req.body)) return next(new ValidationFailed(`The request body nests deeper than ${MAX_DEPTH} levels.`));
+    if (nestsTooDeep(req.body)) return next(new InvalidJson(`The request body nests deeper than ${MAX_DEPTH} levels.`));
     if (containsUnstorableText(req.body)) return next(new ValidationFailed('The request body contains a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which no text field can hold.'));
     next();
   });

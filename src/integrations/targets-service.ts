@@ -162,7 +162,7 @@ export function createTargetsService({
     async diagnose(db: TenantDb, id: string): Promise<DockerDiagnostics> {
       const row = id === LOCAL_TARGET_ID ? null : await createTargetsRepo(db).find(id);
       if (!row && !(id === LOCAL_TARGET_ID && local)) throw targetNotFound();
-      if (row?.kind !== 'docker') throw new Conflict('conflict', 'Only docker targets are checked here; a vmhost target is checked through its connection (POST /api/v1/vmhost-connections/{connectionId}/diagnostics).');
+      if (row?.kind !== 'docker') throw new Conflict('conflict', 'Only docker targets are checked here; a vmhost target is checked through its connection (POST /api/v1/integrations/vmhost/{connectionId}/diagnostics).');
       if (!docker) throw new Conflict('conflict', 'This server offers no docker targets any more (the operator has not set FLOWS_DOCKER_HOST); its runs fail.');
       const startedAt = new Date();
       const steps = await dockerDiagnostics(docker.client, dockerSettingsOf(row), docker.images);

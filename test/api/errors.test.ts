@@ -53,6 +53,11 @@ describe('request bodies', () => {
     expect(res.status).toBe(201);
   });
 
+  it('refuses a body whose content encoding does not decode with 400 invalid_json, a code the contract documents', async () => {
+    const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json', 'content-encoding': 'gzip' }, raw: JSON.stringify(validJob) });
+    expectError(res, 400, 'invalid_json');
+  });
+
   it('refuses a charset it cannot decode with 415', async () => {
     const res = await call(app, 'POST', '/api/v1/jobs', { headers: { ...bearer, 'content-type': 'application/json; charset=koi8-r' }, raw: '{}' });
     expectError(res, 415, 'unsupported_media_type');
@@ -71,11 +76,12 @@ describe('request bodies', () => {
     expectError(seed, 400, 'payload_too_large');
   });
 
-  it('refuses JSON nested deeper than the limit with 400', async () => {
+  it('refuses JSON nested deeper than the limit with 400 invalid_json, as the contract says', async () => {
     let deep: unknown = 1;
     for (let i = 0; i < 40; i++) deep = { a: deep };
     const res = await call(app, 'POST', '/api/v1/job-conditions/test', { headers: bearer, body: { webhook: deep } });
-    expectError(res, 400, 'validation_failed');
+    expectError(res, 400, 'invalid_json');
+    expect(res.body.error.message).toBe('The request body nests deeper than 32 levels.');
   });
 
   it('names the field and the rule of a schema violation', async () => {

@@ -130,6 +130,10 @@ it('creates, changes and deletes VM-host targets; the local target is the operat
   // null goes back to the provider's default region.
   expect((await api('PATCH', `/api/v1/execution-targets/${created.body.id}`, { region: null })).body).toMatchObject({ region: null, size: 'large' });
   expectError(await api('DELETE', `/api/v1/vmhost-connections/${connection.id}`), 409, 'in_use');
+  // Checked through its connection, at the path the contract has.
+  const diagnostics = await api('POST', `/api/v1/execution-targets/${created.body.id}/diagnostics`);
+  expectError(diagnostics, 409, 'conflict');
+  expect(diagnostics.body.error.message).toContain('POST /api/v1/integrations/vmhost/{connectionId}/diagnostics');
 
   const job = (await api('POST', '/api/v1/jobs', { name: 'On VM', promptTemplate: 'x', executionTargetId: created.body.id })).body;
   expectError(await api('DELETE', `/api/v1/execution-targets/${created.body.id}`), 409, 'in_use');
