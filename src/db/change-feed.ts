@@ -16,6 +16,7 @@ export interface ChangeFeed {
 export function listenForChanges(url: string, logger: Logger, { heard, missed }: { heard(tenantId: string): void; missed(): void }): ChangeFeed {
   let client: Client | null = null;
   let closed = false;
+  const retry = () => setTimeout(() => void connect().catch(() => {}), RECONNECT_MS).unref();
   const connect = async () => {
     if (closed) return;
     const next = new Client({ connectionString: url });
@@ -25,7 +26,7 @@ export function listenForChanges(url: string, logger: Logger, { heard, missed }:
       logger.warn({ err }, 'the connection that hears changes from other instances failed; reconnecting');
       client = null;
       void next.end().catch(() => {});
-      setTimeout(connect, RECONNECT_MS).unref();
+      retry();
     });
     try {
       await next.connect();
@@ -36,10 +37,10 @@ export function listenForChanges(url: string, logger: Logger, { heard, missed }:
     } catch (err) {
       logger.warn({ err }, 'cannot listen for changes from other instances; retrying');
       void next.end().catch(() => {});
-      setTimeout(connect, RECONNECT_MS).unref();
+      retry();
     }
   };
-  void connect();
+  void connect().catch(() => {});
   return {
     async announce(tenantId) {
       await client?.query('SELECT pg_notify($1, $2)', [CHANNEL, tenantId]);

@@ -213,15 +213,23 @@ describe('unexpected failures', () => {
 
 describe('database unavailable', () => {
   let down: TestApp;
+  let feeds: TestApp['changes'][] = [];
   beforeAll(async () => {
     down = await startTestApp();
     // The same app, but its database is a PostgreSQL server that is not there.
     const { createDb } = await import('../../src/db/client');
     const { buildApp } = await import('../../src/app');
     const db = await createDb('postgresql://postgres@127.0.0.1:1/none');
+    const { changes: ownFeed } = down;
     Object.assign(down, await buildApp({ config: down.config, db, logger: createLogger('silent') }));
+    // The app built here listens on the real database too (PostgreSQL); closed with the test app's own.
+    feeds = [down.changes, ownFeed];
+    down.changes = null;
   });
-  afterAll(() => down.close());
+  afterAll(async () => {
+    for (const feed of feeds) await feed?.close();
+    await down.close();
+  });
 
   it('answers /readyz with 503 while /healthz stays 200', async () => {
     expect((await request(down.app).get('/healthz')).status).toBe(200);
