@@ -35,7 +35,7 @@ const children = [];
 
 /** Resolves to the server's JSON line, with `child`; its database files go in `serverDir`. */
 function startServer(kind, serverDir = dir) {
-  const profile = CPU_PROF && kind === 'app' ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] : [];
+  const profile = CPU_PROF && kind.startsWith('app') ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] : [];
   const child = spawn(process.execPath, [...profile, path.join(root, 'scripts/bench-server.mjs'), kind, serverDir], { stdio: ['ignore', 'pipe', 'inherit'] });
   children.push(child);
   return new Promise((resolve, reject) => {
