@@ -101,4 +101,3 @@ export function createJobsRepo(db: TenantDb) {
 }
 
 export type JobsRepo = ReturnType<typeof createJobsRepo>;
-export type JobSettings = JobRow;

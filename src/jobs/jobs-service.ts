@@ -17,7 +17,7 @@ import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jo
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
 export { InvalidTemplate } from './jobs-fns';
-export type { JobRow, JobSettings } from './jobs-repo';
+export type { JobRow } from './jobs-repo';
 
 type JobCreate = components['schemas']['JobCreate'];
 type JobUpdate = components['schemas']['JobUpdate'];

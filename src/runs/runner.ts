@@ -6,7 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
-import type { JobSettings, JobsService } from '../jobs/jobs-service';
+import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
 import type { SecretsService } from '../secrets/secrets-service';
@@ -140,7 +140,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
-  async function execute(db: TenantDb, tenantId: string, job: JobSettings, run: { id: string; prompt: string }) {
+  async function execute(db: TenantDb, tenantId: string, job: JobRow, run: { id: string; prompt: string }) {
     const repo = createRunsRepo(db);
     const runId = run.id;
     let state: RunState = 'starting';

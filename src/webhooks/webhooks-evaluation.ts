@@ -53,8 +53,8 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
     const live = await jobs.live(db);
     const decisions: Decision[] = [];
     const { decided, misses } = decideCandidates(live.webhookCandidates(activity.sourceId), eventName(activity.event, activity.action), context);
-    for (const { candidate, decision: decided_ } of decided) {
-      const decision: Decision = { jobId: candidate.job.id, ...decided_, runId: null };
+    for (const { candidate, decision: outcome } of decided) {
+      const decision: Decision = { jobId: candidate.job.id, ...outcome, runId: null };
       if (decision.decision === 'match') {
         try {
           decision.runId = await runs.startTriggered(db, activity.tenantId, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
