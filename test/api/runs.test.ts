@@ -89,10 +89,13 @@ describe('a run through the local executor', () => {
     const run = await waitFor((await invoke(job.id)).body.runId);
     expect(run).toMatchObject({ state: 'failed', result: null, error: 'The agent exited with code 3: bad things happened' });
     const trace = await traceOf(run.id);
-    expect(trace.filter((event) => event.type === 'agent_output').map((event) => event.data)).toEqual([
+    // Two pipes: nothing orders stdout against stderr.
+    const output = trace.filter((event) => event.type === 'agent_output').map((event) => event.data);
+    expect(output).toHaveLength(2);
+    expect(output).toEqual(expect.arrayContaining([
       { stream: 'stdout', text: 'working' },
       { stream: 'stderr', text: 'bad things happened' },
-    ]);
+    ]));
   });
 
   it('times out after the target timeout, and the agent is gone', async () => {
