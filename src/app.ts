@@ -61,6 +61,10 @@ export interface App {
   cookieSecret: string;
   /** On PostgreSQL, what carries changes between instances (closed at shutdown). */
   changes: Domains['changes'];
+  /** Background work; started here, stopped at shutdown. */
+  queue: Domains['queue'];
+  /** This instance's heartbeat and the runs' sweeps across tenants. */
+  sweeps: Domains['sweeps'];
   jobs: Domains['jobs'];
   runner: Domains['runner'];
   scheduler: Domains['scheduler'];
@@ -104,6 +108,8 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const bearer = createBearerVerifier({ db });
   const authorizer = createAuthorizer({ sessions, bearer, baseUrl: config.baseUrl, apiResource: resources.api });
   const domains = createDomains({ config, db, logger, now, vmhostTiming });
+  // Messages are taken from now on; repeating work begins as main.ts adds it.
+  await domains.queue.start();
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
   const api = await createApi({ db, contract, authorizer, handlers });
   const mcp = mcpRouter({ tenantDb: (tenantId) => forTenant(db, tenantId), baseUrl: config.baseUrl, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
@@ -146,5 +152,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
+  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
 }

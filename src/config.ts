@@ -35,6 +35,11 @@ export interface Config {
    * and other non-public addresses; off, a tenant's URL cannot reach this machine or its network.
    */
   allowPrivateNetwork: boolean;
+  /**
+   * Seconds without a heartbeat after which an instance counts as gone and the others end its active runs
+   * (FLOWS_INSTANCE_LAPSE_SECONDS); instances beat a third of it.
+   */
+  instanceLapseSeconds: number;
 }
 
 export interface DockerHost {
@@ -217,5 +222,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
       : null,
     docker: dockerHost(env),
     allowPrivateNetwork: boolean(env, 'FLOWS_ALLOW_PRIVATE_NETWORK', false),
+    instanceLapseSeconds: integer(env, 'FLOWS_INSTANCE_LAPSE_SECONDS', 30, 3, 3600),
   };
 }

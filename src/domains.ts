@@ -26,8 +26,9 @@ import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
-import { createRunner, type UnfinishedRun } from './runs/runner';
-import { UNFINISHED_STATES, type RunState } from './runs/runs-fns';
+import { createPgBossQueue } from './lib/work-queue-pg';
+import { createRunner } from './runs/runner';
+import { createRunsSweeps } from './runs/runs-sweeps';
 import { runsHandlers } from './runs/runs-handlers';
 import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
@@ -41,7 +42,7 @@ export function createDomains({
   config,
   db,
   logger,
-  queue = createInProcessQueue(logger),
+  queue = config.databaseProvider === 'postgresql' ? createPgBossQueue({ connectionString: config.databaseUrl, logger }) : createInProcessQueue(logger),
   now = () => new Date(),
   vmhostTiming,
 }: {
@@ -57,6 +58,9 @@ export function createDomains({
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
   /** This process among those sharing the database: its containers and the runs it executes carry it. */
   const instanceId = newId('inst');
+
+  // Heartbeats keep real time, whatever clock a test gives schedules.
+  const sweeps = createRunsSweeps({ db, instanceId, lapseMs: config.instanceLapseSeconds * 1000, now: () => new Date(), logger });
 
   const box = createSecretBox(config.secretKey, config.previousSecretKeys);
   // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
@@ -94,7 +98,14 @@ export function createDomains({
   // On PostgreSQL other instances keep the same tenants' jobs: they hear of every change.
   const changes =
     config.databaseProvider === 'postgresql' &&
-    listenForChanges(config.databaseUrl, logger, { heard: (tenantId) => jobs.heardChange(tenantId), missed: () => jobs.forgetKept() });
+    listenForChanges(config.databaseUrl, logger, {
+      heard: (tenantId) => jobs.heardChange(tenantId),
+      stopped: (runId) => runner.stopped(runId),
+      missed: () => {
+        jobs.forgetKept();
+        runner.recheckExecutions().catch((err) => logger.warn({ err }, 'checking executions for stops missed failed'));
+      },
+    });
   const jobs = createJobsService({
     targets,
     secrets,
@@ -119,9 +130,8 @@ export function createDomains({
     logger,
     instanceId,
     notify: notifyRun,
-    unfinishedRuns: async () =>
-      (await db.run.findMany({ where: { state: { in: UNFINISHED_STATES } }, select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true }, orderBy: { id: 'asc' } })) as UnfinishedRun[] &
-        { state: RunState }[],
+    sweeps,
+    announceStop: (runId) => changes && changes.announceStop(runId).catch((err) => logger.warn({ err, runId }, 'telling other instances of a stop failed')),
   });
   runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun });
   const scheduler = createScheduler({
@@ -167,7 +177,7 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
+  return { handlers, queue, sweeps, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

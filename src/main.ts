@@ -8,6 +8,8 @@ import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
 import { createHttpServer } from './http/server';
 import { INSTALL_HINT, sandboxProblem } from './integrations/sandbox';
 import { createLogger, type Logger } from './lib/logger';
+import { SWEEP_MS as EVENT_SWEEP_MS } from './events/events-service';
+import { TICK_MS } from './runs/scheduler';
 import type { OwnerService } from './owners/owner-service';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -64,10 +66,13 @@ async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
   const db = await openDatabase(config, logger);
-  const { app, owners, changes, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
+  const { app, owners, changes, queue, sweeps, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);
-  const recovered = await runner.recover();
-  if (recovered.interrupted || recovered.queued) logger.info(recovered, 'runs found unfinished at start: active ones failed as interrupted, queued ones dispatched');
+  // Beating before recovering: from now on the other instances leave this one's runs alone.
+  await sweeps.join();
+  // The embedded database serves one process: whatever another instance left active is over.
+  const recovered = await runner.recover({ othersGone: config.databaseProvider === 'sqlite' });
+  if (recovered.interrupted || recovered.jobsWithQueuedRuns) logger.info(recovered, 'runs found at start: active ones of stopped instances failed as interrupted, queued ones dispatched');
   const sweepLeftovers = () =>
     runner.sweepLeftovers().then(
       (removed) => removed && logger.info({ removed }, 'removed what finished runs left behind (containers)'),
@@ -82,20 +87,21 @@ async function main() {
     },
     (err) => logger.warn({ err }, 'checking the input schemas of saved jobs failed'),
   );
-  scheduler.start();
-  events.start();
+  // Repeating work, done by one of the instances sharing the database each period.
+  queue.every('schedule-tick', TICK_MS, async () => void (await scheduler.tick()));
+  queue.every('event-sweep', EVENT_SWEEP_MS, () => events.sweep());
+  queue.every('run-recovery', (config.instanceLapseSeconds * 1000) / 3, async () => {
+    const { interrupted } = await runner.recover();
+    if (interrupted) logger.warn({ interrupted }, 'runs of an instance that stopped beating failed as interrupted');
+    await sweeps.forgetLapsed();
+  });
+  queue.every('expired-records', SWEEP_INTERVAL_MS, async () => logger.debug(await sweepExpired(db), 'swept expired records'));
   await reportLocalAgent(config.localAgent, logger);
-  const sweeper = setInterval(() => {
-    sweepExpired(db).then(
-      (swept) => logger.debug(swept, 'swept expired records'),
-      (err) => logger.warn({ err }, 'sweeping expired records failed'),
-    );
-  }, SWEEP_INTERVAL_MS);
+  // What this instance's executors left behind is looked for by this instance (each may have its own Docker host).
   setInterval(sweepLeftovers, LEFTOVERS_SWEEP_MS).unref();
-  sweeper.unref();
 
   const server = await listen(app, config.port, config.host);
-  logger.info({ url: config.baseUrl.href, database: config.databaseProvider }, `Flows is listening on ${config.baseUrl.href}`);
+  logger.info({ url: config.baseUrl.href, database: config.databaseProvider, instance: sweeps.instanceId }, `Flows is listening on ${config.baseUrl.href}`);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -104,9 +110,10 @@ async function main() {
     logger.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     server.close(async () => {
-      await scheduler.stop();
-      events.stop();
+      // No new work is taken, then this instance's runs end (failed as interrupted), then it leaves.
+      await queue.stop();
       await runner.shutdown();
+      await sweeps.leave();
       await changes?.close();
       await db.$disconnect();
       process.exit(0);

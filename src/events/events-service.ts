@@ -73,7 +73,6 @@ function deliveryView(row: DeliveryRow): DeliveryView {
 
 export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, outbound, now = () => new Date() }: EventsDeps) {
   const kept = keptFor<SubscriptionRow[]>(SUBSCRIPTIONS_KEPT_MS);
-  let timer: NodeJS.Timeout | null = null;
 
   function checkUrl(url: string | undefined) {
     const problem = url === undefined ? null : (endpointProblem(url) ?? outbound.urlProblem(url));
@@ -166,16 +165,6 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     /** Queues every delivery whose next attempt is due (retries, and what a restart left pending). */
     async sweep() {
       for (const { tenantId, id } of await dueDeliveries(now())) attemptLater(tenantId, id);
-    },
-
-    start() {
-      timer = setInterval(() => this.sweep().catch((err) => logger.error({ err }, 'the event delivery sweep failed')), SWEEP_MS);
-      timer.unref();
-    },
-
-    stop() {
-      if (timer) clearInterval(timer);
-      timer = null;
     },
 
     async createSubscription(db: TenantDb, tenantId: string, input: SubscriptionCreate): Promise<SubscriptionWithSecret> {

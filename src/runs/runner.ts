@@ -1,7 +1,7 @@
 // Runs in the background: dispatch starts a job's queued runs, oldest first, while its `concurrencyLimit`
 // has free slots; each started run goes to the executor of its target, its output into the trace, its
 // outcome into its state. Dispatch of a job goes through the work queue, one at a time per job, so two
-// dispatches never fill the same slot. After a crash, `recover` ends what was active and starts the queue.
+// dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
@@ -13,14 +13,7 @@ import type { SecretsService } from '../secrets/secrets-service';
 import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, type RunState } from './runs-fns';
 import { createRunsRepo, type RunsRepo, type TraceEntry } from './runs-repo';
-
-export interface UnfinishedRun {
-  tenantId: string;
-  id: string;
-  jobId: string;
-  state: RunState;
-  executorRef: string | null;
-}
+import type { RunsSweeps } from './runs-sweeps';
 
 export interface RunnerDeps {
   tenantDb: (tenantId: string) => TenantDb;
@@ -32,8 +25,10 @@ export interface RunnerDeps {
   logger: Logger;
   /** This process among the instances sharing the database: the runs it executes carry it. */
   instanceId: string;
-  /** Every run not yet finished, across tenants (read once, at start). */
-  unfinishedRuns(): Promise<UnfinishedRun[]>;
+  /** Active runs of instances that are gone, and jobs with queued runs, across tenants. */
+  sweeps: Pick<RunsSweeps, 'orphaned' | 'queuedJobs'>;
+  /** Tells the other instances a run was stopped, for the one that executes it (PostgreSQL). */
+  announceStop?(runId: string): void;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
 }
@@ -101,8 +96,8 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, unfinishedRuns, notify }: RunnerDeps) {
-  const executions = new Map<string, { stop(): void }>();
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify }: RunnerDeps) {
+  const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
   let shuttingDown = false;
@@ -166,7 +161,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env },
         events,
       );
-      executions.set(runId, execution);
+      executions.set(runId, { tenantId, stop: () => execution.stop() });
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
       if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref }))) {
@@ -202,24 +197,29 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
   return {
     dispatch,
 
-    /** A stop was recorded (`canceling`): end the execution, or, when nothing executes the run here, finish it. */
+    /**
+     * A stop was recorded (`canceling`): end the execution, or, when nothing executes the run here, finish it
+     * and tell the other instances, one of which may be executing it.
+     */
     async cancel(db: TenantDb, runId: string, freed: { tenantId: string; jobId: string } | null) {
       const execution = executions.get(runId);
       if (execution) return execution.stop();
       const moved = await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
+      if (moved) announceStop?.(runId);
       if (freed) {
         if (moved) finished(freed.tenantId, runId, 'canceled');
         dispatch(freed.tenantId, freed.jobId);
       }
     },
 
-    /** After a start: runs left active by a previous process fail as interrupted (their processes ended); queues start. */
-    async recover() {
-      const runs = await unfinishedRuns();
-      const jobsToDispatch = new Map<string, { tenantId: string; jobId: string }>();
-      for (const run of runs) {
-        jobsToDispatch.set(`${run.tenantId}:${run.jobId}`, { tenantId: run.tenantId, jobId: run.jobId });
-        if (run.state === 'queued') continue;
+    /**
+     * Ends the runs that instances now gone left active (their processes ended with them, or are ended
+     * here: a container, a VM) and dispatches every job with queued runs, in case its dispatch went with an
+     * instance. At start, and then now and then on one instance of those sharing the database.
+     */
+    async recover({ othersGone = false } = {}) {
+      const orphans = await sweeps.orphaned({ othersGone });
+      for (const run of orphans) {
         if (run.executorRef) await executors[run.executorRef.split(':')[0] as keyof typeof executors]?.reap(run.executorRef, run.id);
         const repo = createRunsRepo(tenantDb(run.tenantId));
         const to = run.state === 'canceling' ? 'canceled' : 'failed';
@@ -229,15 +229,28 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
             : await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
         if (moved) finished(run.tenantId, run.id, to);
       }
-      for (const { tenantId, jobId } of jobsToDispatch.values()) dispatch(tenantId, jobId);
-      return { interrupted: runs.filter((run) => run.state !== 'queued').length, queued: runs.filter((run) => run.state === 'queued').length };
+      const queued = await sweeps.queuedJobs();
+      for (const { tenantId, jobId } of queued) dispatch(tenantId, jobId);
+      return { interrupted: orphans.length, jobsWithQueuedRuns: queued.length };
+    },
+
+    /** Another instance stopped a run: its execution ends, if it is here. */
+    stopped(runId: string) {
+      executions.get(runId)?.stop();
+    },
+
+    /** After a time of hearing nothing from the other instances: executions of runs stopped meanwhile end. */
+    async recheckExecutions() {
+      for (const [runId, execution] of executions) {
+        const run = await createRunsRepo(tenantDb(execution.tenantId)).find(runId);
+        if (!run || run.state === 'canceling' || isTerminal(run.state as RunState)) execution.stop();
+      }
     },
 
     /** On shutdown: active runs end as interrupted, with their processes; queued runs wait for the next start. */
     async shutdown() {
       shuttingDown = true;
       for (const execution of executions.values()) execution.stop();
-      await queue.idle();
       const deadline = Date.now() + 7_000;
       while (executing > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
     },

@@ -50,9 +50,6 @@ function slotsBetween(config: ScheduleConfig, after: Date, until: Date): Date[] 
 }
 
 export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now }: SchedulerDeps) {
-  let timer: NodeJS.Timeout | null = null;
-  let ticking: Promise<unknown> | null = null;
-
   async function claim(db: TenantDb, trigger: ScheduledTrigger, slot: Date, state: 'fired' | 'skipped'): Promise<boolean> {
     try {
       // The tenant-bound client adds tenantId.
@@ -98,6 +95,7 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
     }
   }
 
+  /** Looks at every schedule trigger once; repeated every TICK_MS through the work queue (main.ts). */
   async function tick(): Promise<{ fired: number; skipped: number }> {
     const at = now();
     const counts = { fired: 0, skipped: 0 };
@@ -109,25 +107,7 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
     return counts;
   }
 
-  return {
-    tick,
-    start() {
-      const loop = () => {
-        ticking = tick()
-          .catch((err) => logger.error({ err }, 'the schedule tick failed'))
-          .finally(() => {
-            ticking = null;
-            if (timer) timer = setTimeout(loop, TICK_MS).unref();
-          });
-      };
-      timer = setTimeout(loop, 0).unref();
-    },
-    async stop() {
-      if (timer) clearTimeout(timer);
-      timer = null;
-      await ticking;
-    },
-  };
+  return { tick };
 }
 
 export type Scheduler = ReturnType<typeof createScheduler>;

@@ -85,7 +85,7 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
       }
     }
     // A failure may be passing (a busy database): the next pass comes without waiting for a new delivery.
-    if (failed) setTimeout(soon, RETRY_MS).unref();
+    if (failed) queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {}, delayMs: RETRY_MS });
   }
 
   const soon = () => queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {} });

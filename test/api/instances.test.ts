@@ -1,6 +1,9 @@
-// Two instances on one database: a job changed through one is what the other runs at once. On
-// PostgreSQL the change is heard through the database; SQLite serves one instance (the check is skipped).
+// Two instances on one database: a job changed through one is what the other runs at once, and a run
+// stopped through one ends where the other executes it. On PostgreSQL both are heard through the database;
+// SQLite serves one instance (the checks are skipped).
+import { agentCommand, processesOf } from '../support/agent';
 import { postgresUrl } from '../support/databases';
+import { until } from '../support/until';
 import { accessToken, createOwner } from '../support/identity';
 import { call } from '../support/http';
 import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
@@ -12,7 +15,7 @@ let other: Awaited<ReturnType<typeof startOtherInstance>>;
 let bearer: Record<string, string>;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  app = await startTestApp({ localAgent: { command: agentCommand(), timeoutSeconds: 60, sandbox: 'off' } });
   other = await startOtherInstance(app);
   const owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
@@ -43,4 +46,19 @@ onPostgres('an instance runs the job as another instance last saved it', async (
     status = (await call(other, 'POST', `/api/v1/jobs/${created.body.id}/invocations`, { headers: bearer, body: {} })).status;
   }
   expect(status).toBe(409);
+});
+
+onPostgres('a run stopped through one instance ends where the other executes it', async () => {
+  const job = (await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'Long', promptTemplate: 'sleep', executionTargetId: 'local' } })).body;
+  const { runId } = (await call(app, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers: bearer, body: {} })).body;
+  const run = await until('the run to run', async () => {
+    const row = await app.database.db.run.findUniqueOrThrow({ where: { id: runId } });
+    return row.state === 'running' && processesOf(runId).length > 0 && row;
+  });
+  // Whichever instance took the run, the stop goes through the other.
+  const [owner, bystander] = run.ownerId === app.sweeps.instanceId ? [app, other] : [other, app];
+  expect(run.ownerId).toBe(owner.sweeps.instanceId);
+  expect((await call(bystander, 'POST', `/api/v1/runs/${runId}/stop`, { headers: bearer })).status).toBe(202);
+  await until('the agent to end', async () => processesOf(runId).length === 0, { tries: 200, everyMs: 25 });
+  expect((await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state).toBe('canceled');
 });

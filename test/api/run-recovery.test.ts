@@ -1,9 +1,6 @@
 // A run in flight when the server dies: a sandboxed agent dies with it, an unsandboxed one outlives a
 // SIGKILL of the server; either way the next start fails the run as interrupted, ends whatever of the
 // agent is left and starts what was queued. A SIGTERM ends active runs the same way before the process exits.
-import { spawn, type ChildProcess } from 'node:child_process';
-import { createServer, type AddressInfo } from 'node:net';
-import path from 'node:path';
 import { INTERRUPTED } from '../../src/runs/runner';
 import Dockerode from 'dockerode';
 import { LABELS } from '../../src/integrations/docker-fns';
@@ -11,8 +8,9 @@ import { agentCommand, processesOf } from '../support/agent';
 import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
 import { startTestApp, type TestApp } from '../support/app';
 import { accessToken, createOwner } from '../support/identity';
+import { freePort, startServerProcess } from '../support/server-process';
+import { until as waitUntil } from '../support/until';
 
-const ROOT = path.join(__dirname, '../..');
 let app: TestApp;
 let port: number;
 let headers: Record<string, string>;
@@ -24,59 +22,23 @@ beforeAll(async () => {
   app = await startTestApp();
   const owner = await createOwner(app.database.db);
   headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
-  const probe = createServer();
-  await new Promise<void>((resolve) => probe.listen(0, '127.0.0.1', resolve));
-  port = (probe.address() as AddressInfo).port;
-  await new Promise((resolve) => probe.close(resolve));
+  port = await freePort();
 });
 afterAll(() => app.close());
 
-function startServer(sandbox: string, env: Record<string, string> = {}): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
-    cwd: ROOT,
-    env: {
-      ...process.env,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      BASE_URL: app.config.baseUrl.origin,
-      DATABASE_URL: app.database.url,
-      FLOWS_SECRET_KEY: app.config.secretKey.toString('hex'),
-      FLOWS_LOCAL_AGENT_COMMAND: command,
-      FLOWS_LOCAL_AGENT_SANDBOX: sandbox,
-      FLOWS_RATE_LIMIT_API: '0',
-      FLOWS_RATE_LIMIT_API_ADDRESS: '0',
-      LOG_LEVEL: 'info',
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startServer = (sandbox: string, env: Record<string, string> = {}) =>
+  startServerProcess(app, {
+    port,
+    // On PostgreSQL a restarted server waits for its killed predecessor's heartbeat to lapse.
+    env: { FLOWS_LOCAL_AGENT_COMMAND: command, FLOWS_LOCAL_AGENT_SANDBOX: sandbox, FLOWS_INSTANCE_LAPSE_SECONDS: '3', ...env },
   });
-  return new Promise((resolve, reject) => {
-    let output = '';
-    const deadline = setTimeout(() => reject(new Error(`the server did not start:\n${output}`)), 25_000);
-    const collect = (chunk: Buffer) => {
-      output += chunk;
-      if (output.includes('is listening')) (clearTimeout(deadline), resolve(child));
-    };
-    child.stdout!.on('data', collect);
-    child.stderr!.on('data', collect);
-  });
-}
-
-const exited = (child: ChildProcess) => new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
 
 async function api(method: string, route: string, body?: unknown) {
   const res = await fetch(`http://127.0.0.1:${port}${route}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   return { status: res.status, body: (await res.json()) as any };
 }
 
-async function until<T>(what: string, probe: () => Promise<T | undefined | false>): Promise<T> {
-  for (let i = 0; i < 300; i++) {
-    const value = await probe();
-    if (value) return value;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`timed out waiting for ${what}`);
-}
+const until = <T>(what: string, probe: () => Promise<T | undefined | false>) => waitUntil(what, probe, { tries: 300, everyMs: 50 });
 
 const stateOf = async (runId: string) => (await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state;
 
@@ -88,8 +50,8 @@ it.each(['bubblewrap', 'off'])('sandbox %s: fails the interrupted run, ends its 
   await until('the first run to run', async () => (await stateOf(active)) === 'running' && processesOf(active).length > 0);
   expect(await stateOf(queued)).toBe('queued');
 
-  server.kill('SIGKILL');
-  await exited(server);
+  server.child.kill('SIGKILL');
+  await server.exited;
   if (sandbox === 'off') {
     // Nothing ended the agent: it runs on without its server.
     expect(processesOf(active).length).toBeGreaterThan(0);
@@ -107,8 +69,8 @@ it.each(['bubblewrap', 'off'])('sandbox %s: fails the interrupted run, ends its 
   expect(processesOf(active)).toEqual([]);
   await until('the queued run to start', async () => (await stateOf(queued)) === 'running' && processesOf(queued).length > 0);
 
-  server.kill('SIGTERM');
-  expect(await exited(server)).toBe(0);
+  server.child.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
   expect(await stateOf(queued)).toBe('failed');
   expect((await app.database.db.run.findUniqueOrThrow({ where: { id: queued } })).error).toBe(INTERRUPTED);
   expect(processesOf(queued)).toEqual([]);
@@ -125,8 +87,8 @@ it('docker: a container left by a server killed with -9 is removed at the next s
   const containersOf = async (runId: string) => (await docker.listContainers({ all: true, filters: { label: [`${LABELS.run}=${runId}`] } })).length;
   await until('the run to run in its container', async () => (await stateOf(active)) === 'running' && (await containersOf(active)) > 0);
 
-  server.kill('SIGKILL');
-  await exited(server);
+  server.child.kill('SIGKILL');
+  await server.exited;
   expect(await containersOf(active)).toBe(1);
 
   server = await startServer('bubblewrap', dockerEnv);
@@ -136,6 +98,6 @@ it('docker: a container left by a server killed with -9 is removed at the next s
   });
   expect(interrupted.error).toBe(INTERRUPTED);
   expect(await containersOf(active)).toBe(0);
-  server.kill('SIGTERM');
-  expect(await exited(server)).toBe(0);
+  server.child.kill('SIGTERM');
+  expect(await server.exited).toBe(0);
 }, 60_000);

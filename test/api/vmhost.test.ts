@@ -176,7 +176,9 @@ it('destroys the VM of a run left active by a crash when the next process starts
   const { executorRef } = await app.database.db.run.findUniqueOrThrow({ where: { id: runId } });
   const vmId = executorRef!.split(':').at(-1)!;
   expect(providers.vms.get(vmId)!.destroyed).toBe(false);
-  // What a new process finds after a crash: the run still `running`, and its VM alive.
+  // What the other instances find after this run's instance crashed: the run still `running`, its VM
+  // alive, and its owner beating no more.
+  await app.database.db.run.update({ where: { id: runId }, data: { ownerId: 'inst_crashed' } });
   await app.runner.recover();
   expect(providers.vms.get(vmId)!.destroyed).toBe(true);
   const run = await finished(runId);

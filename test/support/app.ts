@@ -27,6 +27,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     docker: null,
     // The fake providers and event receivers listen on loopback; test/api/outbound-urls.test.ts turns this off.
     allowPrivateNetwork: true,
+    instanceLapseSeconds: 30,
     ...overrides,
   };
 }
@@ -53,6 +54,7 @@ export async function startOtherInstance(app: TestApp, { now, config = {}, vmhos
     ...built,
     app: recorder.record(built.app) as typeof built.app,
     async close() {
+      await built.queue.stop();
       await built.runner.shutdown();
       await built.changes?.close();
       await recorder.scan(app.database.db, createSecretBox(app.config.secretKey, app.config.previousSecretKeys));
@@ -73,6 +75,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, { policies, 
     logLines: recorder.logLines,
     async close() {
       try {
+        await built.queue.stop();
         await built.runner.shutdown();
         await built.changes?.close();
         await recorder.scan(database.db, createSecretBox(config.secretKey, config.previousSecretKeys));
