@@ -228,6 +228,8 @@ describe('database unavailable', () => {
   });
   afterAll(async () => {
     for (const feed of feeds) await feed?.close();
+    // The built app's own work queue (on PostgreSQL, on the real database); the test app's is stopped by close.
+    await down.queue.stop();
     await down.close();
   });
 

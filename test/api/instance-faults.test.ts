@@ -95,7 +95,7 @@ onPostgres('two instances, one killed with -9', () => {
     for (const runId of answered) expect(quickRuns.some((run) => run.id === runId)).toBe(true);
     // Only what the victim had under way when it died failed; the survivor ran the rest.
     const failed = quickRuns.filter((run) => run.state === 'failed');
-    expect(failed.every((run) => run.ownerId === victim.instanceId && run.error === INTERRUPTED)).toBe(true);
+    expect(failed.filter((run) => run.ownerId !== victim.instanceId || run.error !== INTERRUPTED)).toEqual([]);
     expect(quickRuns.filter((run) => run.state === 'succeeded').length).toBeGreaterThanOrEqual(quickRuns.length - 2);
 
     // The victim's long runs failed as interrupted; the survivor's run on.
