@@ -3,6 +3,7 @@ import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config, type LocalAgent } from './config';
+import { isDatabaseUnavailable } from './db/errors';
 import { openDatabase } from './db/open';
 import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
 import { createHttpServer } from './http/server';
@@ -65,6 +66,13 @@ function listen(app: Express, port: number, host: string): Promise<Server> {
 async function main() {
   const config = configOrExit();
   const logger = createLogger(config.logLevel);
+  // pg-boss 10 completes a batch of work without awaiting it: when the database is lost at that moment,
+  // the rejection is nobody's. Such a loss is logged (the work is taken again once its expiry passes); any
+  // other unhandled rejection still ends the process, as Node would.
+  process.on('unhandledRejection', (reason) => {
+    if (!isDatabaseUnavailable(reason)) throw reason;
+    logger.warn({ code: (reason as { code?: string }).code }, 'the database was lost under background work; it is taken again later');
+  });
   const db = await openDatabase(config, logger);
   const { app, owners, changes, queue, sweeps, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
   await ensureOwner(config, owners, logger);

@@ -6,3 +6,19 @@ export const isUniqueViolation = (err: unknown): boolean => {
   const { code, meta } = (err ?? {}) as { code?: string; meta?: { driverAdapterError?: { cause?: { kind?: string } } } };
   return code === 'P2002' || (code === 'P2010' && meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation');
 };
+
+const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'SQLITE_BUSY', '57P01', '57P03']);
+
+const UNAVAILABLE_KINDS = new Set(['DatabaseNotReachable', 'SocketTimeout', 'TooManyConnections', 'ConnectionClosed']);
+
+/** A database that cannot be reached (or is busy beyond its timeout) is a 503, not a 500. */
+export function isDatabaseUnavailable(err: any): boolean {
+  for (let e = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
+    if (e.name === 'PrismaClientInitializationError') return true;
+    if (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_CODES.has(e.errorCode)) return true;
+    // The driver adapter's kind, on the error itself or on a raw statement's failure (P2010).
+    if (UNAVAILABLE_KINDS.has(e.kind) || UNAVAILABLE_KINDS.has(e.meta?.driverAdapterError?.cause?.kind)) return true;
+    if (typeof e.message === 'string' && /ECONNREFUSED|Can't reach database|database is locked|Connection terminated/i.test(e.message)) return true;
+  }
+  return false;
+}

@@ -2,7 +2,7 @@
 // error. Unexpected errors answer a generic 500; their detail goes to the log with the request id only.
 import type { ErrorRequestHandler, Request, Response } from 'express';
 import { AppError, InvalidJson, NotFound, PayloadTooLarge, ServiceUnavailable, UnsupportedMediaType } from '../lib/errors';
-import { isUniqueViolation } from '../db/errors';
+import { isDatabaseUnavailable, isUniqueViolation } from '../db/errors';
 import { BODY_LIMIT } from './body';
 import { html, page } from './html';
 
@@ -45,19 +45,6 @@ function fromHttpError(err: { expose?: boolean; status?: number; statusCode?: nu
   const status = err.status ?? err.statusCode;
   if (!err.expose || !status || status < 400 || status >= 500) return null;
   return new AppError(status, status === 413 ? 'payload_too_large' : 'bad_request', 'The request body could not be read.');
-}
-
-const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'SQLITE_BUSY', '57P01', '57P03']);
-
-/** A database that cannot be reached (or is busy beyond its timeout) is a 503, not a 500. */
-export function isDatabaseUnavailable(err: any): boolean {
-  for (let e = err, depth = 0; e && depth < 5; e = e.cause, depth++) {
-    if (e.name === 'PrismaClientInitializationError') return true;
-    if (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_CODES.has(e.errorCode)) return true;
-    if (e.kind === 'DatabaseNotReachable' || e.kind === 'SocketTimeout' || e.kind === 'TooManyConnections') return true;
-    if (typeof e.message === 'string' && /ECONNREFUSED|Can't reach database|database is locked|Connection terminated/i.test(e.message)) return true;
-  }
-  return false;
 }
 
 function toAppError(err: any): AppError | null {

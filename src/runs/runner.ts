@@ -2,6 +2,7 @@
 // has free slots; each started run goes to the executor of its target, its output into the trace, its
 // outcome into its state. Dispatch of a job goes through the work queue, one at a time per job, so two
 // dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
+import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
@@ -135,6 +136,19 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
+  /** The outcome is kept until the database takes it: while the database is unavailable, the write is tried again. */
+  async function finishSurely(...args: Parameters<typeof finish>) {
+    for (let pause = 500; ; pause = Math.min(pause * 2, 10_000)) {
+      try {
+        return await finish(...args);
+      } catch (err) {
+        if (!isDatabaseUnavailable(err) || shuttingDown) throw err;
+        logger.warn({ runId: args[2] }, 'the database is unavailable: the run\'s outcome is written once it is back');
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
   async function execute(db: TenantDb, tenantId: string, job: JobRow, run: { id: string; prompt: string }) {
     const repo = createRunsRepo(db);
     const runId = run.id;
@@ -147,12 +161,12 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         const error = !target
           ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
           : `Execution targets of kind ${target.kind} are not available on this server.`;
-        await finish(repo, tenantId, runId, { state: 'failed', error }, state);
+        await finishSurely(repo, tenantId, runId, { state: 'failed', error }, state);
         return;
       }
       const env = await runEnv(secrets, db, (job.env ?? {}) as JobEnv);
       if ('missing' in env) {
-        await finish(repo, tenantId, runId, { state: 'failed', error: env.missing }, state);
+        await finishSurely(repo, tenantId, runId, { state: 'failed', error: env.missing }, state);
         return;
       }
       const trace = traceWriter(repo, runId, logger);
@@ -171,10 +185,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const outcome = events.outcome(await execution.done);
       events.end();
       await trace.flush();
-      await finish(repo, tenantId, runId, outcome, state);
+      await finishSurely(repo, tenantId, runId, outcome, state);
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
-      await finish(repo, tenantId, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
+      executions.get(runId)?.stop();
+      await finishSurely(repo, tenantId, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
     } finally {
       executions.delete(runId);
       executing--;

@@ -18,11 +18,24 @@ const ORPHANS_PER_SWEEP = 500;
 
 export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db: Db; instanceId: string; lapseMs: number; now: () => Date; logger: Logger }) {
   const lapsedBefore = () => new Date(now().getTime() - lapseMs);
+  let timer: NodeJS.Timeout | null = null;
+  /** Since when this instance's beats have all landed; null after one failed (the database was out of reach). */
+  let beatingSince: Date | null = null;
   const beat = async () => {
     const at = now();
-    await db.instance.upsert({ where: { id: instanceId }, create: { id: instanceId, heartbeatAt: at }, update: { heartbeatAt: at } });
+    try {
+      await db.instance.upsert({ where: { id: instanceId }, create: { id: instanceId, heartbeatAt: at }, update: { heartbeatAt: at } });
+      beatingSince ??= at;
+    } catch (err) {
+      beatingSince = null;
+      throw err;
+    }
   };
-  let timer: NodeJS.Timeout | null = null;
+  /**
+   * Whether this instance may judge the others: it has beaten without a miss for a whole lapse. Just started,
+   * or back from losing the database (which the others may have lost too), it waits for their next beats.
+   */
+  const mayJudge = () => timer === null || (beatingSince !== null && now().getTime() - beatingSince.getTime() >= lapseMs);
 
   return {
     instanceId,
@@ -42,9 +55,11 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
 
     /**
      * Active runs whose instance is gone: its heartbeat lapsed, it left, or it never beat. With `othersGone`
-     * (the embedded database, which one process serves) every instance but this one is gone.
+     * (the embedded database, which one process serves) every instance but this one is gone. None while
+     * this instance may not judge (see mayJudge).
      */
     async orphaned({ othersGone = false } = {}): Promise<UnfinishedRun[]> {
+      if (!othersGone && !mayJudge()) return [];
       const live = othersGone ? [] : await db.instance.findMany({ where: { heartbeatAt: { gte: lapsedBefore() } }, select: { id: true } });
       const owners = [instanceId, ...live.map((instance) => instance.id)];
       const runs = await db.run.findMany({

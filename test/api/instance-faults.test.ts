@@ -42,6 +42,8 @@ onPostgres('two instances, one killed with -9', () => {
 
   beforeAll(async () => {
     app = await startTestApp();
+    // It made the database; on PostgreSQL it must not also take the servers' work (it has no local agent).
+    await app.queue.stop();
     const owner = await createOwner(app.database.db);
     headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
   });

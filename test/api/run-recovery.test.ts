@@ -20,6 +20,8 @@ const docker = new Dockerode({ socketPath: '/var/run/docker.sock' });
 beforeAll(async () => {
   // The database and credentials are made here; the server under test is a separate process on that database.
   app = await startTestApp();
+  // It made the database; on PostgreSQL it must not also take the servers' work (it has no local agent).
+  await app.queue.stop();
   const owner = await createOwner(app.database.db);
   headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
   port = await freePort();

@@ -24,7 +24,7 @@ const runOwnedBy = async (ownerId: string | null, state = 'running') =>
 
 it('finds the runs of gone instances, not of live ones nor its own', async () => {
   const [me, live, lapsed, left] = [sweepsOf('inst_me'), sweepsOf('inst_live'), sweepsOf('inst_lapsed'), sweepsOf('inst_left')];
-  await lapsed.join();
+  await Promise.all([me.join(), lapsed.join()]);
   clock = new Date(clock.getTime() + LAPSE_MS + 1);
   await Promise.all([me.join(), live.join(), left.join()]);
   await left.leave();
@@ -45,6 +45,12 @@ it('finds the runs of gone instances, not of live ones nor its own', async () =>
   // The embedded database's one process: everyone else is gone.
   expect(await found({ othersGone: true })).toEqual([runs.live, runs.liveCanceling, runs.lapsed, runs.left, runs.unknown, runs.noOwner].sort());
   expect(await me.queuedJobs()).toEqual([{ tenantId, jobId }]);
+  // An instance that has not beaten for a whole lapse yet (just started, or back from losing the database)
+  // judges no one: the others may not have had their turn to beat.
+  const fresh = sweepsOf('inst_fresh');
+  await fresh.join();
+  expect(await fresh.orphaned()).toEqual([]);
+  await fresh.leave();
 
   // Long gone instances are forgotten; live ones stay.
   clock = new Date(clock.getTime() + 10 * LAPSE_MS + 1);

@@ -27,6 +27,7 @@ export async function freePort(): Promise<number> {
 }
 
 export function startServerProcess(app: TestApp, { port, env = {} }: { port: number; env?: Record<string, string> }): Promise<ServerProcess> {
+  // DATABASE_URL in `env` points it elsewhere (through test/support/tcp-cut.ts, say).
   const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'src/main.ts'], {
     cwd: ROOT,
     env: {
