@@ -142,7 +142,19 @@ export function createPgBossQueue({ connectionString, logger, schema = 'flows_wo
   }
 
   async function begin() {
-    const b = new PgBoss({ connectionString, schema, application_name: 'flows-work', max: 4, schedule: false, supervise: true, migrate: true });
+    // Done work is moved aside after an hour and deleted an hour later (a busy instance queues thousands a
+    // minute); an hour is also the longest repeating period, which pg-boss requires to fit in the first.
+    const b = new PgBoss({
+      connectionString,
+      schema,
+      application_name: 'flows-work',
+      max: 4,
+      schedule: false,
+      supervise: true,
+      migrate: true,
+      archiveCompletedAfterSeconds: 3600,
+      deleteAfterSeconds: 3600,
+    });
     b.on('error', warn('the shared work queue met an error'));
     await b.start();
     try {
