@@ -6,6 +6,7 @@ import type { Db } from './db/client';
 import { forTenant } from './db/tenant-scope';
 import { eventsHandlers } from './events/events-handlers';
 import { createEventsService, type EventType } from './events/events-service';
+import { eventsSweeps } from './events/events-sweeps';
 import type { HandlerMap } from './http/types';
 import type { Executor } from './integrations/executor';
 import { connectionsHandlers } from './integrations/connections-handlers';
@@ -19,6 +20,7 @@ import { targetsHandlers } from './integrations/targets-handlers';
 import { createTargetsService } from './integrations/targets-service';
 import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
+import { jobsSweeps } from './jobs/jobs-sweeps';
 import type { Logger } from './lib/logger';
 import { newId } from './lib/ids';
 import { createOutbound } from './lib/outbound';
@@ -37,6 +39,7 @@ import { createTriggersService } from './triggers/triggers-service';
 import { intakeRouter } from './webhooks/intake-router';
 import { webhooksHandlers } from './webhooks/webhooks-handlers';
 import { createWebhooksService } from './webhooks/webhooks-service';
+import { webhooksSweeps } from './webhooks/webhooks-sweeps';
 
 export function createDomains({
   config,
@@ -62,6 +65,8 @@ export function createDomains({
   // Heartbeats keep real time, whatever clock a test gives schedules.
   const sweeps = createRunsSweeps({ db, instanceId, lapseMs: config.instanceLapseSeconds * 1000, now: () => new Date(), logger });
 
+  const jobsAcross = jobsSweeps(db);
+
   const box = createSecretBox(config.secretKey, config.previousSecretKeys);
   // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
   const outbound = createOutbound({ allowPrivateNetwork: config.allowPrivateNetwork });
@@ -73,8 +78,7 @@ export function createDomains({
     logger,
     outbound,
     now,
-    dueDeliveries: async (at) =>
-      db.eventDelivery.findMany({ where: { state: 'pending', nextAttemptAt: { lte: at } }, select: { tenantId: true, id: true }, orderBy: { nextAttemptAt: 'asc' }, take: 1000 }),
+    ...eventsSweeps(db),
   });
   const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
   const connections = createConnectionsService({ box, outbound });
@@ -112,13 +116,7 @@ export function createDomains({
     announceChange: (tenantId) => changes && changes.announce(tenantId).catch((err) => logger.warn({ err, tenantId }, 'telling other instances of a job change failed')),
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
-    invocableJobs: () =>
-      db.job.findMany({
-        where: { deletedAt: null, triggers: { some: { type: 'invocation', enabled: true } } },
-        include: { triggers: { orderBy: { position: 'asc' } } },
-        orderBy: { updatedAt: 'desc' },
-        take: 1000,
-      }),
+    invocableJobs: jobsAcross.invocableJobs,
   });
   const runner = createRunner({
     tenantDb,
@@ -139,13 +137,7 @@ export function createDomains({
     runs,
     logger,
     now,
-    scheduleTriggers: async () =>
-      (await db.trigger.findMany({ where: { type: 'schedule', enabled: true, job: { enabled: true, deletedAt: null } }, include: { job: true } })).map((trigger) => ({
-        tenantId: trigger.tenantId,
-        id: trigger.id,
-        config: trigger.config,
-        job: trigger.job,
-      })),
+    scheduleTriggers: jobsAcross.scheduleTriggers,
   });
   const triggers = createTriggersService();
   const webhooks = createWebhooksService({
@@ -157,14 +149,7 @@ export function createDomains({
     tenantDb,
     logger,
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
-    sourceById: (id) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
-    pendingDeliveries: (after, take) =>
-      db.webhookActivity.findMany({
-        where: { evaluatedAt: null, id: after === undefined ? undefined : { gt: after } },
-        orderBy: { id: 'asc' },
-        take,
-        select: { tenantId: true, id: true, sourceId: true, event: true, action: true, context: true },
-      }),
+    ...webhooksSweeps(db),
   });
 
   const handlers: HandlerMap = {
