@@ -145,7 +145,7 @@ export async function measureE2e(port, source, database, { duration = 20, connec
     const runs = last.finished - before.finished;
     if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
     // Answers still on their way when the burst stopped are recorded but not counted by autocannon.
-    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected`);
+    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected (before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)})`);
     if (last.failed - before.failed) throw new Error(`e2e: ${last.failed - before.failed} runs did not succeed`);
     return {
       accepted: deliveries,

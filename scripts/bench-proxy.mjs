@@ -4,7 +4,7 @@
 // `{ port }` once it listens; on SIGTERM prints `{ forwarded, failed }` (per backend) and exits.
 import http from 'node:http';
 
-const backends = process.argv.slice(2).map((port) => ({ port: Number(port), agent: new http.Agent({ keepAlive: true, maxSockets: Infinity }), forwarded: 0, failed: 0 }));
+const backends = process.argv.slice(2).map((port) => ({ port: Number(port), agent: new http.Agent({ keepAlive: true, maxSockets: Infinity }), forwarded: 0, failed: 0, errors: {} }));
 if (!backends.length || backends.some((b) => !Number.isInteger(b.port))) throw new Error('usage: bench-proxy.mjs <port> [<port>…]');
 let next = 0;
 
@@ -18,6 +18,8 @@ const server = http.createServer((req, res) => {
   });
   upstream.on('error', (err) => {
     backend.failed++;
+    const what = `${req.method} ${req.url.split('?')[0].replace(/[^/]+$/, ':x')}${upstream.reusedSocket ? ' on a reused connection' : ''}: ${err.code ?? err.message}`;
+    backend.errors[what] = (backend.errors[what] ?? 0) + 1;
     if (!res.headersSent) res.writeHead(502, { 'content-type': 'text/plain' });
     res.end(`proxy: ${err.message}`);
   });
@@ -26,7 +28,7 @@ const server = http.createServer((req, res) => {
 server.keepAliveTimeout = 60_000;
 
 process.on('SIGTERM', () => {
-  console.log(JSON.stringify({ backends: backends.map(({ port, forwarded, failed }) => ({ port, forwarded, failed })) }));
+  console.log(JSON.stringify({ backends: backends.map(({ port, forwarded, failed, errors }) => ({ port, forwarded, failed, errors: Object.entries(errors).map(([what, n]) => `${n} × ${what}`) })) }));
   process.exit(0);
 });
 
