@@ -242,8 +242,16 @@ function cpuSeconds(pid) {
     return 0;
   }
 }
-/** The PostgreSQL server's processes (their CPU is shared among all databases; only the bench's is busy). */
-const postgresPids = () => readdirSync('/proc').filter((entry) => /^\d+$/.test(entry) && (() => { try { return readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres'; } catch { return false; } })());
+/** The PostgreSQL backends serving `database` (their titles name it; the server's shared processes are not counted). */
+const postgresPids = (database) =>
+  readdirSync('/proc').filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    try {
+      return readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `);
+    } catch {
+      return false;
+    }
+  });
 /** Busy and total CPU seconds of the machine, from /proc/stat. */
 function machineSeconds() {
   const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
@@ -252,15 +260,15 @@ function machineSeconds() {
 }
 
 /**
- * Samples the CPU of `processes` ({ name: pid }), PostgreSQL's processes together and the machine:
- * `start()`, then `end()` answers each as a percentage of one core over the wall time between.
+ * Samples the CPU of `processes` ({ name: pid }), the PostgreSQL backends of `database` together and the
+ * machine: `start()`, then `end()` answers each as a percentage of one core over the wall time between.
  */
-function cpuSampler(processes) {
+function cpuSampler(processes, database) {
   let at;
   const sample = () => ({
     wall: performance.now() / 1000,
     own: Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)])),
-    postgres: Object.fromEntries(postgresPids().map((pid) => [pid, cpuSeconds(pid)])),
+    postgres: Object.fromEntries(postgresPids(database).map((pid) => [pid, cpuSeconds(pid)])),
     machine: machineSeconds(),
   });
   return {
@@ -345,7 +353,7 @@ async function measurePg() {
     };
 
     const rows = {};
-    let cpu = cpuSampler({ bench: process.pid, 'instance 1': one.child.pid });
+    let cpu = cpuSampler({ bench: process.pid, 'instance 1': one.child.pid }, name);
     rows.invoke1 = await invoke(one.port, cpu);
     rows.invoke1.cpu = cpu.end();
     const source = await setUpE2e(`http://127.0.0.1:${one.port}`, one.bearer);
@@ -355,7 +363,7 @@ async function measurePg() {
     const proxy = await startServer('proxy', dir, { script: 'scripts/bench-proxy.mjs', args: [one.port, two.port] });
     let proxyOut = '';
     proxy.child.stdout.on('data', (chunk) => (proxyOut += chunk));
-    cpu = cpuSampler({ bench: process.pid, proxy: proxy.child.pid, 'instance 1': one.child.pid, 'instance 2': two.child.pid });
+    cpu = cpuSampler({ bench: process.pid, proxy: proxy.child.pid, 'instance 1': one.child.pid, 'instance 2': two.child.pid }, name);
     rows.invoke2 = await invoke(proxy.port, cpu);
     rows.invoke2.cpu = cpu.end();
     rows.e2e2 = await e2e(proxy.port, source, cpu);
@@ -425,7 +433,7 @@ async function main() {
       );
     }
     if (!e2e1.error && !e2e2.error) console.log(`pg e2e 2 instances / 1 instance: accepted ${(e2e2.acceptedPerSecond / e2e1.acceptedPerSecond).toFixed(2)} ×, finished ${(e2e2.finishedPerSecond / e2e1.finishedPerSecond).toFixed(2)} ×`);
-    console.log('pg CPU during each row, % of one core (the bench process is the load generator; postgres is all its processes):');
+    console.log('pg CPU during each row, % of one core (bench: the load generator; postgres: the backends of the bench database; others: the rest of the machine, other work on it included):');
     for (const [name, row] of [['invoke, 1 instance', invoke1], ['invoke, 2 instances', invoke2], ['e2e burst, 1 instance', e2e1], ['e2e burst, 2 instances', e2e2]]) if (row.cpu) console.log(`  ${name.padEnd(24)} ${cpu(row.cpu)}`);
     if (onPg.forwarded) console.log(`pg proxy: forwarded ${onPg.forwarded.map(({ port, forwarded, failed, errors }) => `${forwarded} to :${port}${failed ? ` (${failed} failed: ${errors.join('; ')})` : ''}`).join(', ')}`);
     for (const [name, { count, messages }] of Object.entries(onPg.logs)) {
