@@ -64,21 +64,50 @@ function signedDelivery(source) {
   return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${signature}` } };
 }
 
-/** Deliveries recorded, deliveries evaluated, runs finished and runs not yet finished, from the app's SQLite file. */
-function progress(db) {
-  const { recorded, evaluated } = db.prepare('SELECT count(*) AS recorded, count("evaluatedAt") AS evaluated FROM "WebhookActivity"').get();
-  const finished = db.prepare(`SELECT count(*) AS n FROM "Run" WHERE state IN ('succeeded', 'failed', 'timed_out', 'canceled')`).get().n;
-  const failed = db.prepare(`SELECT count(*) AS n FROM "Run" WHERE state <> 'succeeded' AND state IN ('failed', 'timed_out', 'canceled')`).get().n;
-  return { recorded, evaluated, finished, failed, unfinished: db.prepare(UNFINISHED).get().n };
+const PROGRESS = {
+  recorded: 'SELECT count(*) AS recorded, count("evaluatedAt") AS evaluated FROM "WebhookActivity"',
+  finished: `SELECT count(*) AS n FROM "Run" WHERE state IN ('succeeded', 'failed', 'timed_out', 'canceled')`,
+  failed: `SELECT count(*) AS n FROM "Run" WHERE state <> 'succeeded' AND state IN ('failed', 'timed_out', 'canceled')`,
+  unfinished: UNFINISHED,
+};
+
+/** Deliveries recorded, deliveries evaluated, runs finished and runs not yet finished, from the app's SQLite file (read, not written). */
+function sqliteProgress(file) {
+  const Database = require('better-sqlite3');
+  const db = new Database(file, { readonly: true, fileMustExist: true });
+  return {
+    progress() {
+      const { recorded, evaluated } = db.prepare(PROGRESS.recorded).get();
+      return { recorded, evaluated, finished: db.prepare(PROGRESS.finished).get().n, failed: db.prepare(PROGRESS.failed).get().n, unfinished: db.prepare(PROGRESS.unfinished).get().n };
+    },
+    close: async () => db.close(),
+  };
+}
+
+/** The same from a PostgreSQL database (the instances of the `pg` part share it). */
+export async function pgProgress(url) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  const one = async (sql) => (await client.query(sql)).rows[0];
+  return {
+    async progress() {
+      const { recorded, evaluated } = await one(PROGRESS.recorded);
+      const n = async (sql) => Number((await one(sql)).n);
+      return { recorded: Number(recorded), evaluated: Number(evaluated), finished: await n(PROGRESS.finished), failed: await n(PROGRESS.failed), unfinished: await n(PROGRESS.unfinished) };
+    },
+    close: () => client.end(),
+  };
 }
 
 /**
- * The burst and its drain. `file` is the app's SQLite file, read (not written) while the app runs.
+ * The burst and its drain. `database` is the app's SQLite file, or what `pgProgress` answers; `onBurst`
+ * is called with 'start' and 'end' around the burst.
  * Answers accepted/s during the burst, finished deliveries/s over burst plus drain, and the drain time.
  */
-export async function measureE2e(port, source, file, { duration = 20, connections = 32, drainLimitS = 600 } = {}) {
-  const Database = require('better-sqlite3');
-  const db = new Database(file, { readonly: true, fileMustExist: true });
+export async function measureE2e(port, source, database, { duration = 20, connections = 32, drainLimitS = 600, onBurst } = {}) {
+  const reader = typeof database === 'string' ? sqliteProgress(database) : database;
+  const progress = () => reader.progress();
   try {
     const options = {
       url: `http://127.0.0.1:${port}/hooks/${source.id}`,
@@ -96,17 +125,19 @@ export async function measureE2e(port, source, file, { duration = 20, connection
       ],
     };
     await autocannon({ ...options, amount: 200 }); // warm-up: validators compiled, triggers loaded, JIT settled
-    for (let p = progress(db); p.unfinished > 0 || p.evaluated < p.recorded; p = progress(db)) await new Promise((r) => setTimeout(r, 200));
-    const before = progress(db);
+    for (let p = await progress(); p.unfinished > 0 || p.evaluated < p.recorded; p = await progress()) await new Promise((r) => setTimeout(r, 200));
+    const before = await progress();
+    onBurst?.('start');
     const started = Date.now();
     const burst = await autocannon({ ...options, duration });
     const burstEnded = Date.now();
-    const atBurstEnd = progress(db);
+    onBurst?.('end');
+    const atBurstEnd = await progress();
     let last = atBurstEnd;
     while (last.unfinished > 0 || last.evaluated < last.recorded) {
       if (Date.now() - burstEnded > drainLimitS * 1000) throw new Error(`e2e: not drained ${drainLimitS} s after the burst: ${JSON.stringify(last)}`);
       await new Promise((r) => setTimeout(r, 100));
-      last = progress(db);
+      last = await progress();
     }
     const drained = Date.now();
     const accepted = burst.statusCodeStats['202']?.count ?? 0;
@@ -114,7 +145,7 @@ export async function measureE2e(port, source, file, { duration = 20, connection
     const runs = last.finished - before.finished;
     if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
     // Answers still on their way when the burst stopped are recorded but not counted by autocannon.
-    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected`);
+    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected (before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)})`);
     if (last.failed - before.failed) throw new Error(`e2e: ${last.failed - before.failed} runs did not succeed`);
     return {
       accepted: deliveries,
@@ -125,6 +156,6 @@ export async function measureE2e(port, source, file, { duration = 20, connection
       drainSeconds: (drained - burstEnded) / 1000,
     };
   } finally {
-    db.close();
+    await reader.close();
   }
 }

@@ -5,10 +5,15 @@
 //   prisma-create   baseline (b): Express 5 + one Prisma `create` of a run, on the app's own schema
 //   app             the built app on a fresh embedded database, with a bearer token for every scope
 //   app-agent       the same with a local target whose agent is `true` (sandboxed, as by default)
+//   app-pg          app-agent on the PostgreSQL database BENCH_DATABASE_URL (migrated on start if it lacks
+//                   migrations), with FLOWS_SECRET_KEY=BENCH_SECRET_KEY and BASE_URL=BENCH_BASE_URL shared by
+//                   the instances on it, and what main.ts starts beside the app (heartbeat, recovery,
+//                   repeating work); with BENCH_OWNER=1 it creates the owner and prints a bearer token,
+//                   which the other instances accept (same database, secret key and base URL)
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { createRequire } from 'node:module';
-import { buildWithBearer, openApp } from './bench-app.mjs';
+import { buildWithBearer, dist, openApp } from './bench-app.mjs';
 
 const require = createRequire(import.meta.url);
 const express = require('express');
@@ -49,11 +54,51 @@ async function app(env) {
   return Object.assign(built.app, { extra: { bearer } });
 }
 
+/** One of several instances on one PostgreSQL database, started as main.ts starts it; stopped on SIGTERM as main.ts stops it. */
+async function appPg() {
+  const { BENCH_DATABASE_URL, BENCH_SECRET_KEY, BENCH_BASE_URL, BENCH_OWNER } = process.env;
+  const opened = await openApp(dir, { env: { DATABASE_URL: BENCH_DATABASE_URL, FLOWS_SECRET_KEY: BENCH_SECRET_KEY, BASE_URL: BENCH_BASE_URL, FLOWS_LOCAL_AGENT_COMMAND: 'true' } });
+  // Warnings and errors go to stderr, where the bench counts them (stdout carries the JSON line).
+  opened.logger = dist('src/lib/logger.js').createLogger('warn', require('pino').destination(2));
+  const { built, bearer } = BENCH_OWNER === '1' ? await buildWithBearer(opened) : { built: await dist('src/app.js').buildApp(opened) };
+  const { config, logger, db } = opened;
+  const { queue, sweeps, runner, scheduler, events, webhooks, changes } = built;
+  await sweeps.join();
+  await runner.recover({ othersGone: false });
+  webhooks.resumeEvaluation();
+  queue.every('schedule-tick', dist('src/runs/scheduler.js').TICK_MS, async () => void (await scheduler.tick()));
+  queue.every('event-sweep', dist('src/events/events-service.js').SWEEP_MS, () => events.sweep());
+  queue.every('run-recovery', (config.instanceLapseSeconds * 1000) / 3, async () => {
+    await runner.recover();
+    await sweeps.forgetLapsed();
+  });
+  queue.every('expired-records', dist('src/auth/sweep.js').SWEEP_INTERVAL_MS, async () => logger.debug(await dist('src/auth/sweep.js').sweepExpired(db)));
+  stopping = async () => {
+    await queue.stop();
+    await runner.shutdown();
+    await sweeps.leave();
+    await changes?.close();
+    await db.$disconnect();
+  };
+  return Object.assign(built.app, { extra: { ...(bearer ? { bearer } : {}), instance: sweeps.instanceId } });
+}
+
+/** What a kind does at SIGTERM before exiting. */
+let stopping = async () => {};
 // `--cpu-prof` writes its profile only on a normal exit.
-process.on('SIGTERM', () => process.exit(0));
+process.on('SIGTERM', () => {
+  setTimeout(() => process.exit(1), 5_000).unref();
+  stopping().then(
+    () => process.exit(0),
+    (err) => {
+      console.error(`${kind}: stopping failed:`, err);
+      process.exit(1);
+    },
+  );
+});
 
 const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: 'true' });
-const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent }[kind]();
+const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));
 });

@@ -9,13 +9,20 @@
 // (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
 // BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there. Arguments pick parts:
 // `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, runs, startup).
+// `npm run bench -- pg` (not part of the default run: it needs PostgreSQL at BENCH_PG_URL, by default
+// postgresql://postgres@127.0.0.1:5432/postgres) measures the invoke and end-to-end intake rows on a fresh
+// PostgreSQL database, on one instance and then on two behind a round-robin proxy (scripts/bench-proxy.mjs),
+// with the CPU each process used during each row.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
 import { createBenchJob } from './bench-app.mjs';
-import { measureE2e, setUpE2e } from './bench-e2e.mjs';
+import { measureE2e, pgProgress, setUpE2e } from './bench-e2e.mjs';
 import { intakeActivity, intakeSettled, setUpIntake, signedDelivery } from './bench-intake.mjs';
 import { measureStartup } from './bench-startup.mjs';
 
@@ -24,26 +31,40 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'runs', 'startup'];
+const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'runs', 'startup', 'pg'];
+/** Parts run only when picked. */
+const OPT_IN = ['pg'];
 const picked = process.argv.slice(2);
 const unknown = picked.filter((part) => !PARTS.includes(part));
 if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}: pick from ${PARTS.join(', ')}`);
-const wanted = (part) => picked.length === 0 || picked.includes(part);
+const wanted = (part) => (picked.length === 0 ? !OPT_IN.includes(part) : picked.includes(part));
 const root = path.resolve(import.meta.dirname, '..');
 const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-bench-'));
 const children = [];
 
-/** Resolves to the server's JSON line, with `child`; its database files go in `serverDir`. */
-function startServer(kind, serverDir = dir) {
+/**
+ * Resolves to the server's JSON line, with `child`; its database files go in `serverDir`. With `env`, the
+ * server gets those variables too; with `logs`, its stderr is kept there (one entry a line) instead of shown.
+ * `script` runs another server than scripts/bench-server.mjs (the proxy), with `args`.
+ */
+function startServer(kind, serverDir = dir, { env, logs, script = 'scripts/bench-server.mjs', args = [kind, serverDir] } = {}) {
   const profile = CPU_PROF && kind.startsWith('app') ? ['--cpu-prof', `--cpu-prof-dir=${path.resolve(CPU_PROF)}`] : [];
-  const child = spawn(process.execPath, [...profile, path.join(root, 'scripts/bench-server.mjs'), kind, serverDir], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...profile, path.join(root, script), ...args], { stdio: ['ignore', 'pipe', logs ? 'pipe' : 'inherit'], env: { ...process.env, ...env } });
   children.push(child);
+  if (logs) {
+    let rest = '';
+    child.stderr.on('data', (chunk) => {
+      const lines = (rest + chunk).split('\n');
+      rest = lines.pop();
+      logs.push(...lines.filter(Boolean));
+    });
+  }
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => reject(new Error(`${kind} did not start within 60 s`)), 60_000);
     let out = '';
     child.stdout.on('data', (chunk) => {
       out += chunk;
-      const line = out.split('\n').find((l) => l.startsWith('{'));
+      const line = out.split('\n').find((l) => l.startsWith('{"port"'));
       if (line) {
         clearTimeout(timer);
         resolve({ ...JSON.parse(line), child });
@@ -185,7 +206,184 @@ async function measureEndToEnd() {
   return measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration: Number(process.env.BENCH_E2E_DURATION ?? 20), connections: CONNECTIONS });
 }
 
+const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+/** Whether something listens at PostgreSQL's address (2 s to answer). */
+function pgReachable() {
+  const { hostname, port } = new URL(PG_ADMIN_URL);
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || 5432), timeout: 2_000 });
+    socket.once('connect', () => resolve(socket.end() && true));
+    socket.once('timeout', () => resolve(socket.destroy() && false));
+    socket.once('error', () => resolve(false));
+  });
+}
+
+/** Runs `sql` on PostgreSQL's maintenance database. */
+async function pgAdmin(sql) {
+  const { Client } = createRequire(import.meta.url)('pg');
+  const client = new Client({ connectionString: PG_ADMIN_URL });
+  await client.connect();
+  try {
+    return await client.query(sql);
+  } finally {
+    await client.end();
+  }
+}
+
+const CLOCK_TICKS = 100;
+/** CPU seconds a process used so far (with its waited-for children: the local agents), from /proc. */
+function cpuSeconds(pid) {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+    // utime, stime, cutime, cstime: fields 14 to 17, counted from the state (field 3).
+    return fields.slice(11, 15).reduce((sum, ticks) => sum + Number(ticks), 0) / CLOCK_TICKS;
+  } catch {
+    return 0;
+  }
+}
+/** The PostgreSQL backends serving `database` (their titles name it; the server's shared processes are not counted). */
+const postgresPids = (database) =>
+  readdirSync('/proc').filter((entry) => {
+    if (!/^\d+$/.test(entry)) return false;
+    try {
+      return readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres' && readFileSync(`/proc/${entry}/cmdline`, 'utf8').includes(` ${database} `);
+    } catch {
+      return false;
+    }
+  });
+/** Busy and total CPU seconds of the machine, from /proc/stat. */
+function machineSeconds() {
+  const [user, nice, system, idle, iowait, irq, softirq, steal] = readFileSync('/proc/stat', 'utf8').split('\n')[0].trim().split(/\s+/).slice(1).map(Number);
+  const busy = user + nice + system + irq + softirq + steal;
+  return { busy: busy / CLOCK_TICKS, total: (busy + idle + iowait) / CLOCK_TICKS };
+}
+
+/**
+ * Samples the CPU of `processes` ({ name: pid }), the PostgreSQL backends of `database` together and the
+ * machine: `start()`, then `end()` answers each as a percentage of one core over the wall time between.
+ */
+function cpuSampler(processes, database) {
+  let at;
+  const sample = () => ({
+    wall: performance.now() / 1000,
+    own: Object.fromEntries(Object.entries(processes).map(([name, pid]) => [name, cpuSeconds(pid)])),
+    postgres: Object.fromEntries(postgresPids(database).map((pid) => [pid, cpuSeconds(pid)])),
+    machine: machineSeconds(),
+  });
+  return {
+    start: () => void (at = sample()),
+    end() {
+      const now = sample();
+      const wall = now.wall - at.wall;
+      const pct = (seconds) => Math.round((100 * seconds) / wall);
+      const postgres = Object.entries(now.postgres).reduce((sum, [pid, s]) => sum + s - (at.postgres[pid] ?? 0), 0);
+      const busy = now.machine.busy - at.machine.busy;
+      const own = Object.entries(now.own).map(([name, s]) => [name, s - at.own[name]]);
+      const ours = own.reduce((sum, [, s]) => sum + s, postgres);
+      return {
+        ...Object.fromEntries(own.map(([name, s]) => [name, pct(s)])),
+        postgres: pct(postgres),
+        // Other processes on the machine (other work sharing its CPUs, the kernel).
+        others: pct(Math.max(0, busy - ours)),
+        machine: `${Math.round((100 * busy) / (now.machine.total - at.machine.total))}% busy of ${os.cpus().length} CPUs`,
+      };
+    },
+  };
+}
+
+/** Warnings and errors in an instance's log lines (pino JSON on stderr): count, and each message with its count. */
+function logSummary(lines) {
+  const messages = {};
+  let count = 0;
+  for (const line of lines) {
+    let entry;
+    try {
+      entry = JSON.parse(line);
+    } catch {
+      entry = { level: 50, msg: line.slice(0, 160) };
+    }
+    if (entry.level < 40) continue;
+    count++;
+    const key = `${entry.level >= 50 ? 'error' : 'warn'}: ${entry.msg}${entry.err?.message ? ` (${entry.err.message.split('\n')[0].slice(0, 160)})` : ''}`;
+    messages[key] = (messages[key] ?? 0) + 1;
+  }
+  return { count, messages };
+}
+
+/**
+ * The `pg` part, on a fresh PostgreSQL database dropped at the end: the invoke and end-to-end intake rows
+ * on one instance, then on two instances behind the round-robin proxy, each row with the CPU of every process.
+ */
+async function measurePg() {
+  const name = `flows_bench_${randomBytes(6).toString('hex')}`;
+  const url = Object.assign(new URL(PG_ADMIN_URL), { pathname: `/${name}` }).href;
+  await pgAdmin(`CREATE DATABASE ${name}`);
+  const started = [];
+  try {
+    // Shared by the instances: a token issued by one is accepted by the other.
+    const env = { BENCH_DATABASE_URL: url, BENCH_SECRET_KEY: randomBytes(32).toString('hex'), BENCH_BASE_URL: 'http://127.0.0.1:8080' };
+    const instance = async (label, owner) => {
+      const serverDir = path.join(dir, `pg-${label}`);
+      mkdirSync(serverDir);
+      const logs = [];
+      const server = await startServer('app-pg', serverDir, { env: { ...env, BENCH_OWNER: owner ? '1' : '0' }, logs });
+      started.push(server.child);
+      return { ...server, logs };
+    };
+    // The first instance migrates the new database as the app does on start (FLOWS_MIGRATE_ON_START).
+    const one = await instance('1', true);
+    const bearer = { authorization: `Bearer ${one.bearer}` };
+    const job = await createBenchJob(`http://127.0.0.1:${one.port}`, one.bearer);
+    let invocations = 0;
+    const invoke = (port, cpu) =>
+      measure(port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: () => ({ idempotencyKey: `bench-${++invocations}`, data: { n: 1 } }), status: 202, settle: cpu.start });
+    // The burst lasts as long as a row unless BENCH_E2E_DURATION says: the drain on PostgreSQL takes minutes.
+    const e2eDuration = Number(process.env.BENCH_E2E_DURATION ?? DURATION);
+    // A failed check is reported beside the other figures, not thrown: the instances' logs say more about it.
+    const e2e = async (port, source, cpu) => {
+      const progress = await pgProgress(url);
+      let cpuFigures;
+      try {
+        const result = await measureE2e(port, source, progress, { duration: e2eDuration, connections: CONNECTIONS, onBurst: (at) => (at === 'start' ? cpu.start() : (cpuFigures = cpu.end())) });
+        return { ...result, cpu: cpuFigures };
+      } catch (err) {
+        return { error: err.message, cpu: cpuFigures };
+      }
+    };
+
+    const rows = {};
+    let cpu = cpuSampler({ bench: process.pid, 'instance 1': one.child.pid }, name);
+    rows.invoke1 = await invoke(one.port, cpu);
+    rows.invoke1.cpu = cpu.end();
+    const source = await setUpE2e(`http://127.0.0.1:${one.port}`, one.bearer);
+    rows.e2e1 = await e2e(one.port, source, cpu);
+
+    const two = await instance('2', false);
+    const proxy = await startServer('proxy', dir, { script: 'scripts/bench-proxy.mjs', args: [one.port, two.port] });
+    let proxyOut = '';
+    proxy.child.stdout.on('data', (chunk) => (proxyOut += chunk));
+    cpu = cpuSampler({ bench: process.pid, proxy: proxy.child.pid, 'instance 1': one.child.pid, 'instance 2': two.child.pid }, name);
+    rows.invoke2 = await invoke(proxy.port, cpu);
+    rows.invoke2.cpu = cpu.end();
+    rows.e2e2 = await e2e(proxy.port, source, cpu);
+    await stop(proxy.child);
+    const forwarded = proxyOut.split('\n').filter((line) => line.startsWith('{"backends"')).map((line) => JSON.parse(line).backends)[0];
+    await Promise.all(started.map(stop));
+    return { rows, forwarded, logs: { 'instance 1': logSummary(one.logs), 'instance 2': logSummary(two.logs) } };
+  } finally {
+    await Promise.all(started.map((child) => stop(child)));
+    await pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+  }
+}
+
 async function main() {
+  let pg = wanted('pg');
+  if (pg && !(await pgReachable())) {
+    console.log(`pg: skipped, PostgreSQL is not reachable at ${new URL(PG_ADMIN_URL).host} (BENCH_PG_URL)`);
+    pg = false;
+    if (picked.every((part) => part === 'pg')) return;
+  }
   const a = await measure((await startServer('sqlite-insert')).port, { method: 'POST', path: '/runs', body: {} });
   const b = await measure((await startServer('prisma-create')).port, { method: 'POST', path: '/runs', body: {} });
   const rows = [
@@ -199,10 +397,15 @@ async function main() {
     rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
   }
   const e2e = wanted('e2e') && (await measureEndToEnd());
+  const onPg = pg && (await measurePg());
+  if (onPg) {
+    rows.push(['pg invoke: 1 instance', onPg.rows.invoke1]);
+    rows.push(['pg invoke: 2 instances, round-robin proxy', onPg.rows.invoke2]);
+  }
   // Gone before anything else is measured, with their CPU profiles written (BENCH_CPU_PROF).
   await Promise.all(children.map(stop));
 
-  console.log(`autocannon, ${CONNECTIONS} connections, ${DURATION} s per row, embedded SQLite, loopback, Node ${process.version}, ${os.cpus().length} CPUs`);
+  console.log(`autocannon, ${CONNECTIONS} connections, ${DURATION} s per row, embedded SQLite${onPg ? ' (pg rows: PostgreSQL)' : ''}, loopback, Node ${process.version}, ${os.cpus().length} CPUs`);
   console.log(`${'row'.padEnd(44)} ${'req/s'.padStart(7)} ${'p99 ms'.padStart(7)}  ${'× (a)'.padStart(6)} ${'× (b)'.padStart(6)}  answers`);
   for (const [name, { rps, p99, answers, statuses }] of rows) {
     console.log(`${name.padEnd(44)} ${rps.toFixed(0).padStart(7)} ${String(p99).padStart(7)}  ${(rps / a.rps).toFixed(2).padStart(6)} ${(rps / b.rps).toFixed(2).padStart(6)}  ${answers} × ${statuses}`);
@@ -217,6 +420,26 @@ async function main() {
         `finished ${e2e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e2e.accepted} deliveries, ${e2e.finishedDuringBurst} finished during the burst, drain ${e2e.drainSeconds.toFixed(1)} s)`,
     );
     console.log(JSON.stringify({ e2e, baselineA: a.rps }));
+  }
+  if (onPg) {
+    const { invoke1, invoke2, e2e1, e2e2 } = onPg.rows;
+    const cpu = (figures) => Object.entries(figures).map(([name, value]) => `${name} ${typeof value === 'number' ? `${value}%` : value}`).join(', ');
+    console.log(`pg: PostgreSQL ${new URL(PG_ADMIN_URL).host}, a fresh database per run; 2 instances / 1 instance on invoke: ${(invoke2.rps / invoke1.rps).toFixed(2)} ×`);
+    for (const [name, e] of [['1 instance', e2e1], ['2 instances, proxy', e2e2]]) {
+      if (e.error) console.log(`pg e2e intake, ${name}: FAILED: ${e.error}`);
+      else console.log(
+        `pg e2e intake, ${name}: accepted ${e.acceptedPerSecond.toFixed(0)}/s (${(e.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${e.p99} ms); ` +
+          `finished ${e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e.accepted} deliveries, ${e.finishedDuringBurst} finished during the burst, drain ${e.drainSeconds.toFixed(1)} s)`,
+      );
+    }
+    if (!e2e1.error && !e2e2.error) console.log(`pg e2e 2 instances / 1 instance: accepted ${(e2e2.acceptedPerSecond / e2e1.acceptedPerSecond).toFixed(2)} ×, finished ${(e2e2.finishedPerSecond / e2e1.finishedPerSecond).toFixed(2)} ×`);
+    console.log('pg CPU during each row, % of one core (bench: the load generator; postgres: the backends of the bench database; others: the rest of the machine, other work on it included):');
+    for (const [name, row] of [['invoke, 1 instance', invoke1], ['invoke, 2 instances', invoke2], ['e2e burst, 1 instance', e2e1], ['e2e burst, 2 instances', e2e2]]) if (row.cpu) console.log(`  ${name.padEnd(24)} ${cpu(row.cpu)}`);
+    if (onPg.forwarded) console.log(`pg proxy: forwarded ${onPg.forwarded.map(({ port, forwarded, failed, errors }) => `${forwarded} to :${port}${failed ? ` (${failed} failed: ${errors.join('; ')})` : ''}`).join(', ')}`);
+    for (const [name, { count, messages }] of Object.entries(onPg.logs)) {
+      console.log(`pg ${name}: ${count} warnings or errors logged${count ? ':' : ''}`);
+      for (const [message, n] of Object.entries(messages)) console.log(`  ${n} × ${message}`);
+    }
   }
   if (wanted('evaluation')) {
     const evaluation = execFileSync(process.execPath, [path.join(root, 'scripts/bench-intake-eval.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
