@@ -54,33 +54,20 @@ async function app(env) {
   return Object.assign(built.app, { extra: { bearer } });
 }
 
-/** One of several instances on one PostgreSQL database, started as main.ts starts it; stopped on SIGTERM as main.ts stops it. */
+/** One of several instances on one PostgreSQL database, its background started and stopped as main.ts does (src/instance.ts). */
 async function appPg() {
   const { BENCH_DATABASE_URL, BENCH_SECRET_KEY, BENCH_BASE_URL, BENCH_OWNER } = process.env;
   const opened = await openApp(dir, { env: { DATABASE_URL: BENCH_DATABASE_URL, FLOWS_SECRET_KEY: BENCH_SECRET_KEY, BASE_URL: BENCH_BASE_URL, FLOWS_LOCAL_AGENT_COMMAND: 'true' } });
   // Warnings and errors go to stderr, where the bench counts them (stdout carries the JSON line).
   opened.logger = dist('src/lib/logger.js').createLogger('warn', require('pino').destination(2));
   const { built, bearer } = BENCH_OWNER === '1' ? await buildWithBearer(opened) : { built: await dist('src/app.js').buildApp(opened) };
-  const { config, logger, db } = opened;
-  const { queue, sweeps, runner, scheduler, events, webhooks, changes } = built;
-  await sweeps.join();
-  await runner.recover({ othersGone: false });
-  webhooks.resumeEvaluation();
-  queue.every('schedule-tick', dist('src/runs/scheduler.js').TICK_MS, async () => void (await scheduler.tick()));
-  queue.every('event-sweep', dist('src/events/events-service.js').SWEEP_MS, () => events.sweep());
-  queue.every('run-recovery', (config.instanceLapseSeconds * 1000) / 3, async () => {
-    await runner.recover();
-    await sweeps.forgetLapsed();
-  });
-  queue.every('expired-records', dist('src/auth/sweep.js').SWEEP_INTERVAL_MS, async () => logger.debug(await dist('src/auth/sweep.js').sweepExpired(db)));
+  const { startBackground, stopBackground } = dist('src/instance.js');
+  await startBackground(opened, built);
   stopping = async () => {
-    await queue.stop();
-    await runner.shutdown();
-    await sweeps.leave();
-    await changes?.close();
-    await db.$disconnect();
+    await stopBackground(built);
+    await opened.db.$disconnect();
   };
-  return Object.assign(built.app, { extra: { ...(bearer ? { bearer } : {}), instance: sweeps.instanceId } });
+  return Object.assign(built.app, { extra: { ...(bearer ? { bearer } : {}), instance: built.sweeps.instanceId } });
 }
 
 /** What a kind does at SIGTERM before exiting. */

@@ -5,12 +5,10 @@ import { buildApp } from './app';
 import { ConfigError, loadConfig, type Config, type LocalAgent } from './config';
 import { isDatabaseUnavailable } from './db/errors';
 import { openDatabase } from './db/open';
-import { SWEEP_INTERVAL_MS, sweepExpired } from './auth/sweep';
+import { startBackground, stopBackground } from './instance';
 import { createHttpServer } from './http/server';
 import { INSTALL_HINT, sandboxProblem } from './integrations/sandbox';
 import { createLogger, type Logger } from './lib/logger';
-import { SWEEP_MS as EVENT_SWEEP_MS } from './events/events-service';
-import { TICK_MS } from './runs/scheduler';
 import type { OwnerService } from './owners/owner-service';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -74,13 +72,10 @@ async function main() {
     logger.warn({ code: (reason as { code?: string }).code }, 'the database was lost under background work; it is taken again later');
   });
   const db = await openDatabase(config, logger);
-  const { app, owners, changes, queue, sweeps, jobs, runner, scheduler, events, webhooks } = await buildApp({ config, db, logger });
+  const built = await buildApp({ config, db, logger });
+  const { app, owners, sweeps, jobs, runner } = built;
   await ensureOwner(config, owners, logger);
-  // Beating before recovering: from now on the other instances leave this one's runs alone.
-  await sweeps.join();
-  // The embedded database serves one process: whatever another instance left active is over.
-  const recovered = await runner.recover({ othersGone: config.databaseProvider === 'sqlite' });
-  if (recovered.interrupted || recovered.jobsWithQueuedRuns) logger.info(recovered, 'runs found at start: active ones of stopped instances failed as interrupted, queued ones dispatched');
+  await startBackground({ config, db, logger }, built);
   const sweepLeftovers = () =>
     runner.sweepLeftovers().then(
       (removed) => removed && logger.info({ removed }, 'removed what finished runs left behind (containers)'),
@@ -88,22 +83,12 @@ async function main() {
     );
   await sweepLeftovers();
   if (config.docker) logger.info({ host: config.docker.host, images: config.docker.images }, 'docker targets run on this Docker host');
-  webhooks.resumeEvaluation();
   jobs.compileSaved().then(
     (refused) => {
       for (const job of refused) logger.warn(job, 'a job\'s input schema is refused: its invocations answer 409 invalid_input_schema until it is saved with a corrected one');
     },
     (err) => logger.warn({ err }, 'checking the input schemas of saved jobs failed'),
   );
-  // Repeating work, done by one of the instances sharing the database each period.
-  queue.every('schedule-tick', TICK_MS, async () => void (await scheduler.tick()));
-  queue.every('event-sweep', EVENT_SWEEP_MS, () => events.sweep());
-  queue.every('run-recovery', (config.instanceLapseSeconds * 1000) / 3, async () => {
-    const { interrupted } = await runner.recover();
-    if (interrupted) logger.warn({ interrupted }, 'runs of an instance that stopped beating failed as interrupted');
-    await sweeps.forgetLapsed();
-  });
-  queue.every('expired-records', SWEEP_INTERVAL_MS, async () => logger.debug(await sweepExpired(db), 'swept expired records'));
   await reportLocalAgent(config.localAgent, logger);
   // What this instance's executors left behind is looked for by this instance (each may have its own Docker host).
   setInterval(sweepLeftovers, LEFTOVERS_SWEEP_MS).unref();
@@ -118,11 +103,7 @@ async function main() {
     logger.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
     server.close(async () => {
-      // No new work is taken, then this instance's runs end (failed as interrupted), then it leaves.
-      await queue.stop();
-      await runner.shutdown();
-      await sweeps.leave();
-      await changes?.close();
+      await stopBackground(built);
       await db.$disconnect();
       process.exit(0);
     });

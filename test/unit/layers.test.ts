@@ -30,7 +30,8 @@ const RANKS: Record<string, number> = {
   cli: 10,
   'domains.ts': 11,
   'app.ts': 12,
-  'main.ts': 13,
+  'instance.ts': 13,
+  'main.ts': 14,
 };
 
 function sourceFiles(dir: string): string[] {
