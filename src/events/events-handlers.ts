@@ -9,11 +9,11 @@ export function eventsHandlers(events: EventsService): HandlerMap {
       const { page, headers } = keysetPage(req, 'event-subscriptions', await events.listSubscriptions(db, request), request, (row) => row.id);
       return { status: 200, body: page, headers };
     },
-    createEventSubscription: async ({ db, principal, body }) => ({ status: 201, body: await events.createSubscription(db, principal.tenantId, body) }),
+    createEventSubscription: async ({ db, body }) => ({ status: 201, body: await events.createSubscription(db, body) }),
     getEventSubscription: async ({ db, params }) => ({ status: 200, body: await events.getSubscription(db, params.subscriptionId) }),
-    updateEventSubscription: async ({ db, principal, params, body }) => ({ status: 200, body: await events.updateSubscription(db, principal.tenantId, params.subscriptionId, body) }),
-    deleteEventSubscription: async ({ db, principal, params }) => {
-      await events.deleteSubscription(db, principal.tenantId, params.subscriptionId);
+    updateEventSubscription: async ({ db, params, body }) => ({ status: 200, body: await events.updateSubscription(db, params.subscriptionId, body) }),
+    deleteEventSubscription: async ({ db, params }) => {
+      await events.deleteSubscription(db, params.subscriptionId);
       return { status: 204, body: undefined };
     },
     listEventDeliveries: async ({ db, params, query, req }) => {
@@ -22,6 +22,6 @@ export function eventsHandlers(events: EventsService): HandlerMap {
       const { page, headers } = keysetPage(req, list, await events.listDeliveries(db, params.subscriptionId, request), request, (row) => row.id);
       return { status: 200, body: page, headers };
     },
-    redeliverEvent: async ({ db, principal, params }) => ({ status: 202, body: await events.redeliver(db, principal.tenantId, params.subscriptionId, params.deliveryId) }),
+    redeliverEvent: async ({ db, params }) => ({ status: 202, body: await events.redeliver(db, params.subscriptionId, params.deliveryId) }),
   };
 }

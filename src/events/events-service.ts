@@ -167,11 +167,11 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
       for (const { tenantId, id } of await dueDeliveries(now())) attemptLater(tenantId, id);
     },
 
-    async createSubscription(db: TenantDb, tenantId: string, input: SubscriptionCreate): Promise<SubscriptionWithSecret> {
+    async createSubscription(db: TenantDb, input: SubscriptionCreate): Promise<SubscriptionWithSecret> {
       checkUrl(input.url);
       const signingSecret = newSigningSecret();
       const row = await createEventsRepo(db).createSubscription({ id: newId('sub'), url: input.url, events: input.events, description: input.description ?? null, enabled: input.enabled ?? true, secretCiphertext: box.seal(signingSecret) });
-      kept.forget(tenantId);
+      kept.forget(db.$tenant().id);
       return { ...subscriptionView(row), signingSecret };
     },
     async listSubscriptions(db: TenantDb, page: KeysetRequest<string>) {
@@ -180,28 +180,28 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     async getSubscription(db: TenantDb, id: string) {
       return subscriptionView(await foundSubscription(db, id));
     },
-    async updateSubscription(db: TenantDb, tenantId: string, id: string, patch: SubscriptionUpdate) {
+    async updateSubscription(db: TenantDb, id: string, patch: SubscriptionUpdate) {
       checkUrl(patch.url);
       const row = await createEventsRepo(db).updateSubscription(id, { ...patch, ...(patch.enabled ? { disabledReason: null } : {}) });
       if (!row) throw subscriptionNotFound();
-      kept.forget(tenantId);
+      kept.forget(db.$tenant().id);
       return subscriptionView(row);
     },
-    async deleteSubscription(db: TenantDb, tenantId: string, id: string) {
+    async deleteSubscription(db: TenantDb, id: string) {
       if (!(await createEventsRepo(db).deleteSubscription(id))) throw subscriptionNotFound();
-      kept.forget(tenantId);
+      kept.forget(db.$tenant().id);
     },
     async listDeliveries(db: TenantDb, subscriptionId: string, page: KeysetRequest<string>) {
       await foundSubscription(db, subscriptionId);
       return (await createEventsRepo(db).listDeliveries(subscriptionId, page)).map(deliveryView);
     },
     /** Sends the event again now, with the same `webhook-id`, whatever became of it before. */
-    async redeliver(db: TenantDb, tenantId: string, subscriptionId: string, deliveryId: string) {
+    async redeliver(db: TenantDb, subscriptionId: string, deliveryId: string) {
       const repo = createEventsRepo(db);
       const delivery = await repo.findDelivery(subscriptionId, deliveryId);
       if (!delivery) throw new NotFound('No such event delivery.');
       await repo.updateDelivery(delivery.id, { state: 'pending', nextAttemptAt: now() });
-      attemptLater(tenantId, delivery.id);
+      attemptLater(db.$tenant().id, delivery.id);
       return deliveryView((await repo.findDelivery(subscriptionId, deliveryId))!);
     },
   };

@@ -78,6 +78,8 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
   backend.validateDefinition = () => backend.document as any;
 
   const requirements = new Map<string, Requirement | null>();
+  /** Who made each request, once its operation's security requirement is met. */
+  const principals = new WeakMap<Request, Principal>();
 
   backend.register({
     notFound: () => {
@@ -91,7 +93,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
       const operation = c.operation as Operation;
       if (!requirements.has(operation.operationId!)) requirements.set(operation.operationId!, requirementOf(operation.security as any));
       const requirement = requirements.get(operation.operationId!);
-      if (requirement) (req as any).principal = await authorizer.authorize(req, requirement);
+      if (requirement) principals.set(req, await authorizer.authorize(req, requirement));
     },
     validationFail: (c: Context) => {
       const errors = (c.validation.errors ?? []) as ErrorObject[];
@@ -104,7 +106,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
 
   for (const [operationId, handler] of Object.entries(handlers) as [OperationId, any][]) {
     backend.register(operationId, async (c: Context, req: Request, res: Response) => {
-      const principal = (req as any).principal as Principal;
+      const principal = principals.get(req)!;
       let tenantDb: TenantDb | undefined;
       const result = await handler({
         principal,

@@ -15,7 +15,7 @@ export function jobsHandlers(jobs: JobsService): HandlerMap {
       return { status: 201, body: job, headers: { Location: `/api/v1/jobs/${job.id}` } };
     },
     getJob: async ({ db, params }) => ({ status: 200, body: await jobs.get(db, params.jobId) }),
-    updateJob: async ({ db, principal, params, body }) => ({ status: 200, body: await jobs.update(db, principal.tenantId, params.jobId, body) }),
+    updateJob: async ({ db, params, body }) => ({ status: 200, body: await jobs.update(db, params.jobId, body) }),
     deleteJob: async ({ db, params }) => {
       await jobs.delete(db, params.jobId);
       return { status: 204, body: undefined };

@@ -228,7 +228,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       return (await createJobsRepo(db).list(page, filter)).map(jobView);
     },
 
-    async update(db: TenantDb, tenantId: string, ref: string, patch: JobUpdate): Promise<JobView> {
+    async update(db: TenantDb, ref: string, patch: JobUpdate): Promise<JobView> {
       const repo = createJobsRepo(db);
       const job = await found(repo, ref);
       const { triggers: inputs, ...fields } = patch;
@@ -254,7 +254,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       }
       if (!updated) throw jobNotFound();
       changed(db);
-      if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(tenantId, job.id);
+      if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(db.$tenant().id, job.id);
       return saved(updated, validators);
     },
 

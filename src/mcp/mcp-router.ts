@@ -137,7 +137,7 @@ export function mcpRouter(deps: McpDeps): Router {
       const job = (await jobTools()).find((candidate) => jobToolName(candidate.slug) === name);
       if (!job) return toolError('not_found', `No tool named ${name}: no enabled job with an invocation trigger has that slug.`);
       try {
-        const { body } = await deps.runs.invoke(db, principal.tenantId, job.id, { data: args });
+        const { body } = await deps.runs.invoke(db, job.id, { data: args });
         return { content: [{ type: 'text', text: `Run ${body.runId} of ${job.slug} is ${body.state}.` }], structuredContent: body };
       } catch (err) {
         return asToolError(err);

@@ -115,7 +115,8 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
    * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
    * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read.
    */
-  async function finish(repo: RunsRepo, tenantId: string, runId: string, outcome: Outcome, expected: RunState) {
+  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState) {
+    const repo = createRunsRepo(db);
     for (let attempt = 0; attempt < 3; attempt++) {
       const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
       if (!from || isTerminal(from)) return;
@@ -130,7 +131,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const trace: TraceEntry[] =
         to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
       if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) {
-        finished(tenantId, runId, to);
+        finished(db.$tenant().id, runId, to);
         return;
       }
     }
@@ -143,13 +144,14 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         return await finish(...args);
       } catch (err) {
         if (!isDatabaseUnavailable(err) || shuttingDown) throw err;
-        logger.warn({ runId: args[2] }, 'the database is unavailable: the run\'s outcome is written once it is back');
+        logger.warn({ runId: args[1] }, 'the database is unavailable: the run\'s outcome is written once it is back');
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
 
-  async function execute(db: TenantDb, tenantId: string, job: JobRow, run: { id: string; prompt: string }) {
+  async function execute(db: TenantDb, job: JobRow, run: { id: string; prompt: string }) {
+    const tenantId = db.$tenant().id;
     const repo = createRunsRepo(db);
     const runId = run.id;
     let state: RunState = 'starting';
@@ -161,12 +163,12 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         const error = !target
           ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
           : `Execution targets of kind ${target.kind} are not available on this server.`;
-        await finishSurely(repo, tenantId, runId, { state: 'failed', error }, state);
+        await finishSurely(db, runId, { state: 'failed', error }, state);
         return;
       }
       const env = await runEnv(secrets, db, (job.env ?? {}) as JobEnv);
       if ('missing' in env) {
-        await finishSurely(repo, tenantId, runId, { state: 'failed', error: env.missing }, state);
+        await finishSurely(db, runId, { state: 'failed', error: env.missing }, state);
         return;
       }
       const trace = traceWriter(repo, runId, logger);
@@ -185,11 +187,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const outcome = events.outcome(await execution.done);
       events.end();
       await trace.flush();
-      await finishSurely(repo, tenantId, runId, outcome, state);
+      await finishSurely(db, runId, outcome, state);
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
       executions.get(runId)?.stop();
-      await finishSurely(repo, tenantId, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
+      await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
     } finally {
       executions.delete(runId);
       executing--;
@@ -204,7 +206,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     const job = await jobs.settings(db, jobId);
     if (!job) return;
     const claimed = await createRunsRepo(db).claim(job.id, job.concurrencyLimit, `${instanceId}:${++dispatches}`, instanceId);
-    for (const run of claimed) void execute(db, tenantId, job, run);
+    for (const run of claimed) void execute(db, job, run);
   }
 
   queue.handle('dispatch', (payload) => fill(payload as { tenantId: string; jobId: string }));
@@ -216,14 +218,15 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
      * A stop was recorded (`canceling`): end the execution, or, when nothing executes the run here, finish it
      * and tell the other instances, one of which may be executing it.
      */
-    async cancel(db: TenantDb, runId: string, freed: { tenantId: string; jobId: string } | null) {
+    async cancel(db: TenantDb, runId: string, freedJobId: string | null) {
       const execution = executions.get(runId);
       if (execution) return execution.stop();
       const moved = await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
       if (moved) announceStop?.(runId);
-      if (freed) {
-        if (moved) finished(freed.tenantId, runId, 'canceled');
-        dispatch(freed.tenantId, freed.jobId);
+      if (freedJobId) {
+        const tenantId = db.$tenant().id;
+        if (moved) finished(tenantId, runId, 'canceled');
+        dispatch(tenantId, freedJobId);
       }
     },
 

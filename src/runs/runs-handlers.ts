@@ -5,7 +5,7 @@ import type { RunsService } from './runs-service';
 
 export function runsHandlers(runs: RunsService): HandlerMap {
   return {
-    invokeJob: async ({ db, principal, params, body }) => runs.invoke(db, principal.tenantId, params.jobId, body),
+    invokeJob: async ({ db, params, body }) => runs.invoke(db, params.jobId, body),
     listRuns: async ({ db, query, req }) => {
       const filter = { jobId: query.jobId, state: query.state, triggerType: query.triggerType };
       const list = `runs?${new URLSearchParams(Object.entries(filter).filter(([, value]) => value !== undefined) as [string, string][])}`;
@@ -22,7 +22,7 @@ export function runsHandlers(runs: RunsService): HandlerMap {
       const { page, headers } = keysetPage(req, list, await runs.trace(db, params.runId, request), request, (event) => event.seq);
       return { status: 200, body: page, headers };
     },
-    stopRun: async ({ db, principal, params }) => ({ status: 202, body: await runs.stop(db, principal.tenantId, params.runId) }),
-    replayRun: async ({ db, principal, params }) => runs.replay(db, principal.tenantId, params.runId),
+    stopRun: async ({ db, params }) => ({ status: 202, body: await runs.stop(db, params.runId) }),
+    replayRun: async ({ db, params }) => runs.replay(db, params.runId),
   };
 }

@@ -48,18 +48,19 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   }
 
   /** Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. */
-  async function create(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null) {
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null) {
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
     await createRunsRepo(db).createInvoked({ ...run, ...ids }, invocation, trace);
+    const tenantId = db.$tenant().id;
     notify(tenantId, 'queued', ids.id);
     runner.dispatch(tenantId, run.jobId);
     return ids;
   }
 
-  async function start(db: TenantDb, tenantId: string, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
-    const ids = await create(db, tenantId, run, key);
+  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
+    const ids = await create(db, run, key);
     return { status: 202, body: { invocationId: ids.invocationId!, runId: ids.id, state: 'queued', duplicate: false } };
   }
 
@@ -98,7 +99,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
         continue;
       }
       try {
-        await startTriggered(db, tenantId, trigger.job, { type: 'run', id: trigger.id }, runId, context);
+        await startTriggered(db, trigger.job, { type: 'run', id: trigger.id }, runId, context);
       } catch (err) {
         if (!(err instanceof InvalidTemplate)) throw err;
         logger.warn({ runId, triggerId: trigger.id, error: err.message }, 'a chained run could not be started');
@@ -113,7 +114,6 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    */
   async function startTriggered(
     db: TenantDb,
-    tenantId: string,
     job: RenderedJob & { slug: string },
     trigger: { type: 'webhook' | 'schedule' | 'run'; id: string },
     cause: string,
@@ -123,7 +123,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     try {
-      return (await create(db, tenantId, run, null)).id;
+      return (await create(db, run, null)).id;
     } catch (err) {
       const first = isUniqueViolation(err) && (await createRunsRepo(db).findStarted(job.id, startKey));
       if (!first) throw err;
@@ -134,7 +134,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));
 
   return {
-    async invoke(db: TenantDb, tenantId: string, jobRef: string, body: InvocationRequest): Promise<Started> {
+    async invoke(db: TenantDb, jobRef: string, body: InvocationRequest): Promise<Started> {
       const job = (await jobs.live(db)).find(jobRef);
       if (!job) throw new NotFound('No such job.');
       const requestHash = sha256(canonicalJson(body));
@@ -150,7 +150,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       // others find its answer.
       for (let attempt = 0; ; attempt++) {
         try {
-          return await start(db, tenantId, run, { idempotencyKey, requestHash });
+          return await start(db, run, { idempotencyKey, requestHash });
         } catch (err) {
           if (!idempotencyKey || !isUniqueViolation(err) || attempt >= 2) throw err;
           const answer = await repeated(createRunsRepo(db), job.id, idempotencyKey, requestHash);
@@ -175,7 +175,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       return (await repo.trace(runId, page)).map((event) => ({ seq: event.seq, at: event.at.toISOString(), type: event.type as TraceEvent['type'], data: event.data as TraceEvent['data'] }));
     },
 
-    async stop(db: TenantDb, tenantId: string, runId: string): Promise<RunView> {
+    async stop(db: TenantDb, runId: string): Promise<RunView> {
       const repo = createRunsRepo(db);
       // The run may move on between the read and the write; the guarded write notices, and the read repeats.
       for (let attempt = 0; attempt < 5; attempt++) {
@@ -183,14 +183,14 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
         const state = run.state as RunState;
         if (!isStoppable(state)) throw new Conflict('run_not_stoppable', `The run is ${state}; only queued, starting and running runs can be stopped.`);
         if (await repo.move(run.id, state, 'canceling')) {
-          await runner.cancel(db, run.id, { tenantId, jobId: run.jobId });
+          await runner.cancel(db, run.id, run.jobId);
           return runView({ ...run, state: 'canceling' });
         }
       }
       throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
     },
 
-    async replay(db: TenantDb, tenantId: string, runId: string): Promise<Accepted> {
+    async replay(db: TenantDb, runId: string): Promise<Accepted> {
       const repo = createRunsRepo(db);
       const original = await foundRun(repo, runId);
       if (!isTerminal(original.state as RunState)) throw new Conflict('run_not_finished', `The run is ${original.state}; only finished runs can be replayed.`);
@@ -198,7 +198,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       if (!job) throw new NotFound('The job of this run has been deleted.');
       if (!job.enabled) throw jobDisabled();
       const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs: original.inputs as Record<string, unknown>, replayOf: original.id };
-      return start(db, tenantId, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) });
+      return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) });
     },
 
     /**

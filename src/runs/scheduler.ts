@@ -79,7 +79,7 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
       }
       const context = { data: config.data ?? {}, schedule: { slot: slot.toISOString(), cron: config.cron, timezone: config.timezone ?? 'UTC' } };
       try {
-        const runId = await runs.startTriggered(db, trigger.tenantId, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
+        const runId = await runs.startTriggered(db, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
         await db.scheduleSlot.updateMany({ where: { ...where, slot }, data: { runId } });
         counts.fired++;
       } catch (err) {

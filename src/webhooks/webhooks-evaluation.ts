@@ -57,7 +57,7 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
       const decision: Decision = { jobId: candidate.job.id, ...outcome, runId: null };
       if (decision.decision === 'match') {
         try {
-          decision.runId = await runs.startTriggered(db, activity.tenantId, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
+          decision.runId = await runs.startTriggered(db, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });

@@ -4,6 +4,7 @@ import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { jobSettled } from '../support/kit';
 
 let app: TestApp;
 let bearer: Record<string, string>;
@@ -20,16 +21,7 @@ async function job(body: Record<string, unknown>) {
   return res.body as { id: string; slug: string };
 }
 
-/** Every run of the job once none is unfinished (about 10 s at most). */
-async function settledRuns(jobId: string) {
-  for (let i = 0; i < 400; i++) {
-    await app.runner.idle();
-    const runs = (await call(app, 'GET', `/api/v1/runs?jobId=${jobId}`, { headers: bearer })).body as { state: string }[];
-    if (runs.every((run) => ['succeeded', 'failed', 'timed_out', 'canceled'].includes(run.state))) return runs as any[];
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`runs of ${jobId} never settled`);
-}
+const settledRuns = (jobId: string) => jobSettled(app, bearer, jobId);
 
 it('starts the watching jobs whose states and conditions match, with the finished run as context', async () => {
   const first = await job({ name: 'Triage', promptTemplate: 'json please' });
@@ -56,15 +48,7 @@ it('starts the watching jobs whose states and conditions match, with the finishe
   expect(await settledRuns(unmet.id)).toEqual([]);
 });
 
-/** The job's runs once there are `count` of them, all finished. */
-async function settledCount(jobId: string, count: number) {
-  for (let i = 0; i < 400; i++) {
-    const runs = await settledRuns(jobId);
-    if (runs.length >= count) return runs;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`job ${jobId} never had ${count} finished runs`);
-}
+const settledCount = (jobId: string, count: number) => jobSettled(app, bearer, jobId, count);
 
 it('refuses a chain that loops, including a job watching itself', async () => {
   const a = await job({ name: 'A', promptTemplate: 'x' });

@@ -11,6 +11,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { runSettled } from '../support/kit';
 
 jest.setTimeout(120_000);
 
@@ -32,14 +33,7 @@ afterAll(() => app.close());
 const api = (method: string, route: string, body?: unknown) => call(app, method, route, { headers, body });
 const containersOfRuns = async () => docker.listContainers({ all: true, filters: { label: [LABELS.run] } });
 
-async function finished(runId: string, states = ['succeeded', 'failed', 'timed_out', 'canceled']) {
-  for (let i = 0; i < 600; i++) {
-    const run = (await api('GET', `/api/v1/runs/${runId}`)).body;
-    if (states.includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`run ${runId} did not reach ${states.join('/')}`);
-}
+const finished = (runId: string, states?: string[]) => runSettled(app, headers, runId, states);
 const outputOf = async (runId: string) =>
   ((await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[]).filter((e) => e.type === 'agent_output').map((e) => e.data.text);
 

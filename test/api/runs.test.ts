@@ -6,6 +6,7 @@ import { agentCommand, processesOf } from '../support/agent';
 import { BASE_URL } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
+import { runSettled, TERMINAL } from '../support/kit';
 
 let app: TestApp;
 let owner: TestOwner;
@@ -21,8 +22,6 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
-const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
-
 async function createJob(extra: Record<string, unknown> = {}, headers = bearer, on = app) {
   const res = await call(on, 'POST', '/api/v1/jobs', { headers, body: { name: 'Agent job', promptTemplate: 'Hello {% if data.who %}{{ data.who }}{% else %}world{% endif %}', executionTargetId: 'local', ...extra } });
   expect(res.status).toBe(201);
@@ -32,15 +31,7 @@ async function createJob(extra: Record<string, unknown> = {}, headers = bearer, 
 const invoke = (jobId: string, body: Record<string, unknown> = {}, headers = bearer, on = app) => call(on, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers, body });
 const getRun = async (runId: string, on = app, headers = bearer) => (await call(on, 'GET', `/api/v1/runs/${runId}`, { headers })).body;
 
-/** Polls the run until it is in one of `states` (at most about 20 seconds). */
-async function waitFor(runId: string, states: string[] = TERMINAL, on = app, headers = bearer) {
-  for (let i = 0; i < 400; i++) {
-    const run = await getRun(runId, on, headers);
-    if (states.includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-  throw new Error(`run ${runId} never reached ${states.join('/')}`);
-}
+const waitFor = (runId: string, states: string[] = TERMINAL, on: Parameters<typeof runSettled>[0] = app, headers = bearer) => runSettled(on, headers, runId, states);
 
 async function traceOf(runId: string, on = app) {
   const res = await call(on, 'GET', `/api/v1/runs/${runId}/trace?limit=100`, { headers: bearer });

@@ -7,6 +7,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { runSettled } from '../support/kit';
 
 const TOKEN = 'ghp_R3pos1tory/T0ken+for=runs';
 let app: TestApp;
@@ -40,14 +41,7 @@ async function tokenFor(tenantName: string, scopes?: string[]) {
 }
 const api = (method: string, path: string, body?: unknown, as = headers) => call(app, method, path, { headers: as, body });
 
-async function finished(runId: string) {
-  for (let i = 0; i < 400; i++) {
-    const run = (await api('GET', `/api/v1/runs/${runId}`)).body;
-    if (['succeeded', 'failed', 'timed_out', 'canceled'].includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
-  throw new Error(`run ${runId} did not finish`);
-}
+const finished = (runId: string) => runSettled(app, headers, runId);
 const outputOf = async (runId: string) =>
   ((await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[]).filter((event) => event.type === 'agent_output').map((event) => event.data.text);
 

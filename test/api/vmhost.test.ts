@@ -6,6 +6,7 @@ import { startTestApp, type TestApp } from '../support/app';
 import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { runSettled } from '../support/kit';
 
 let app: TestApp;
 let providers: FakeProviders;
@@ -40,14 +41,7 @@ async function runOnVm(promptTemplate = 'Fix issue 7', extra: Record<string, unk
   return (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId as string;
 }
 
-async function finished(runId: string) {
-  for (let i = 0; i < 400; i++) {
-    const run = (await api('GET', `/api/v1/runs/${runId}`)).body;
-    if (['succeeded', 'failed', 'timed_out', 'canceled'].includes(run.state)) return run;
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-  throw new Error(`run ${runId} did not finish`);
-}
+const finished = (runId: string) => runSettled(app, bearer, runId);
 
 const traceOf = async (runId: string) => (await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[];
 const allDestroyed = () => [...providers.vms.values()].every((vm) => vm.destroyed);

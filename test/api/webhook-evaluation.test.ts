@@ -1,11 +1,12 @@
 // Intake under load and across stops: deliveries arriving together are written together and each is still
 // recorded once; a delivery left waiting by a stop is evaluated at the next start and starts its runs once;
 // a source kept by one instance sees another instance's secret rotation at the next delivery.
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import request from 'supertest';
 import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
+import { githubDelivery } from '../support/kit';
 
 let app: TestApp;
 let bearer: Record<string, string>;
@@ -31,11 +32,7 @@ async function sourceWithJob() {
   return { source: source as { id: string; signingSecret: string }, job: job as { id: string } };
 }
 
-function githubDelivery(secret: string, deliveryId = randomUUID(), number = 42) {
-  const body = JSON.stringify({ action: 'labeled', issue: { number }, label: { name: 'agent' } });
-  const headers = { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': deliveryId, 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
-  return { body, headers };
-}
+const labeled = (secret: string, id = randomUUID(), number = 42) => githubDelivery(secret, { action: 'labeled', issue: { number }, label: { name: 'agent' } }, { id });
 
 const activity = async (id: string) => (await call(app, 'GET', `/api/v1/webhook-activity/${id}`, { headers: bearer })).body;
 
@@ -54,7 +51,7 @@ describe('deliveries arriving together', () => {
   it('are written together, each recorded once even when a repeat is among them, and each evaluated', async () => {
     const { source, job } = await sourceWithJob();
     const repeated = randomUUID();
-    const deliveries = [...Array.from({ length: 8 }, (_, i) => githubDelivery(source.signingSecret, randomUUID(), i)), ...Array.from({ length: 3 }, () => githubDelivery(source.signingSecret, repeated))];
+    const deliveries = [...Array.from({ length: 8 }, (_, i) => labeled(source.signingSecret, randomUUID(), i)), ...Array.from({ length: 3 }, () => labeled(source.signingSecret, repeated))];
     // Called in one turn of the event loop, as concurrent requests are: one batch, with a repeat in it.
     const answers = await Promise.all(deliveries.map(({ body, headers }) => app.webhooks.intake(source.id, headers, Buffer.from(body))));
 
@@ -73,7 +70,7 @@ describe('deliveries arriving together', () => {
   it('over HTTP are answered 202 each, with one recording per delivery id', async () => {
     const { source } = await sourceWithJob();
     const repeated = randomUUID();
-    const deliveries = [githubDelivery(source.signingSecret), githubDelivery(source.signingSecret, repeated), githubDelivery(source.signingSecret, repeated)];
+    const deliveries = [labeled(source.signingSecret), labeled(source.signingSecret, repeated), labeled(source.signingSecret, repeated)];
     const answers = await Promise.all(deliveries.map(({ body, headers }) => request(app.app).post(`/hooks/${source.id}`).set(headers).send(body)));
     expect(answers.map((res) => res.status)).toEqual([202, 202, 202]);
     expect(answers[1].body.activityId).toBe(answers[2].body.activityId);
@@ -85,9 +82,9 @@ describe('deliveries arriving together', () => {
 describe('a delivery the database could not store', () => {
   it('is refused alone, while the deliveries beside it are recorded', async () => {
     const { source } = await sourceWithJob();
-    const good = githubDelivery(source.signingSecret);
+    const good = labeled(source.signingSecret);
     const body = JSON.stringify({ action: 'labeled', issue: { number: 1, title: 'bad \u0000 byte' } });
-    const bad = { body, headers: { ...good.headers, 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${createHmac('sha256', source.signingSecret).update(body).digest('hex')}` } };
+    const bad = { body, headers: { ...good.headers, 'x-github-delivery': randomUUID(), 'x-hub-signature-256': githubDelivery(source.signingSecret, JSON.parse(body)).headers['x-hub-signature-256'] } };
     const [recorded, refused] = await Promise.allSettled([good, bad].map(({ body, headers }) => app.webhooks.intake(source.id, headers, Buffer.from(body))));
     expect(recorded).toMatchObject({ status: 'fulfilled', value: { duplicate: false } });
     expect(refused).toMatchObject({ status: 'rejected', reason: { status: 400, code: 'invalid_json' } });
@@ -124,7 +121,7 @@ describe('a delivery left waiting by a stop', () => {
 
   it('starts its runs once when the stop came after a run had started', async () => {
     const { source, job } = await sourceWithJob();
-    const { body, headers } = githubDelivery(source.signingSecret);
+    const { body, headers } = labeled(source.signingSecret);
     const res = await request(app.app).post(`/hooks/${source.id}`).set(headers).send(body);
     const first = await evaluated(res.body.activityId);
     expect(first.runIds).toHaveLength(1);
@@ -144,13 +141,13 @@ describe('sources kept by an instance', () => {
     const other = await startOtherInstance(app);
     try {
       const { source } = await sourceWithJob();
-      const before = githubDelivery(source.signingSecret);
+      const before = labeled(source.signingSecret);
       expect((await request(other.app).post(`/hooks/${source.id}`).set(before.headers).send(before.body)).status).toBe(202); // kept now
 
       const rotated = await call(app, 'POST', `/api/v1/webhook-sources/${source.id}/rotate-secret`, { headers: bearer });
-      const fresh = githubDelivery(rotated.body.signingSecret);
+      const fresh = labeled(rotated.body.signingSecret);
       expect((await request(other.app).post(`/hooks/${source.id}`).set(fresh.headers).send(fresh.body)).status).toBe(202);
-      const stale = githubDelivery(source.signingSecret);
+      const stale = labeled(source.signingSecret);
       const refused = await request(other.app).post(`/hooks/${source.id}`).set(stale.headers).send(stale.body);
       expect([refused.status, refused.body.error.code]).toEqual([401, 'invalid_signature']);
     } finally {

@@ -1,7 +1,6 @@
 // Real resources of one tenant, made through the API as a client makes them, for tests generated from the
 // contract: an existing resource for every path parameter, and new ones for requests that use theirs up
 // (delete, revoke, stop). Every name carries the tenant's label, so an answer that leaks one shows it.
-import { createHmac, randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -11,6 +10,7 @@ import { BASE_URL, type TestApp } from './app';
 import { AGENT_TOKEN, VMHOST_TOKEN } from './fake-providers';
 import { call } from './http';
 import { accessToken, createOwner, registerTestClient, sessionCookie, type TestOwner } from './identity';
+import { githubDelivery, runSettled } from './kit';
 import { until } from './until';
 
 export interface Tenant {
@@ -50,8 +50,6 @@ export const FIXTURE_CONFIG: Partial<Config> = {
   localAgent: { command: agentCommand(), timeoutSeconds: 60, sandbox: 'off' },
   docker: { host: 'tcp://127.0.0.1:9', images: ['fixtures/*'] },
 };
-
-const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
 
 /** A tenant with one of everything, in an app started with FIXTURE_CONFIG; VM-host resources point at `providersUrl`. */
 export async function createTenant(app: TestApp, { label, providersUrl, receiverUrl }: { label: string; providersUrl: string; receiverUrl: string }): Promise<Tenant> {
@@ -104,7 +102,7 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
   ids.jobId = await fresh.jobId();
   fresh.runId = async () => {
     const { runId } = await api('POST', `/api/v1/jobs/${ids.jobId}/invocations`, { data: {} });
-    return until(`the end of run ${runId}`, async () => TERMINAL.includes((await api('GET', `/api/v1/runs/${runId}`)).state) && (runId as string), { tries: 400 });
+    return (await runSettled(app, bearer, runId)).id as string;
   };
   ids.runId = await fresh.runId();
   // One run at a time, each sleeping: every later invocation waits in the queue.
@@ -112,11 +110,11 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
   const activeRun = async () => (await api('POST', `/api/v1/jobs/${sleeper}/invocations`, { data: {} })).runId as string;
 
   const secret = (await call(app, 'POST', `/api/v1/webhook-sources/${ids.sourceId}/rotate-secret`, { headers: bearer })).body.signingSecret as string;
-  const delivery = JSON.stringify({ action: 'opened', issue: { number: 1, title: label }, repository: { full_name: 'acme/widgets' } });
+  const delivery = githubDelivery(secret, { action: 'opened', issue: { number: 1, title: label }, repository: { full_name: 'acme/widgets' } });
   const intake = await request(app.app)
     .post(`/hooks/${ids.sourceId}`)
-    .set({ 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(delivery).digest('hex')}` })
-    .send(delivery);
+    .set(delivery.headers)
+    .send(delivery.body);
   if (intake.status !== 202) throw new Error(`the fixture delivery answered ${intake.status} ${intake.text}`);
   ids.activityId = intake.body.activityId;
   ids.deliveryId = await until('an event delivery', async () => (await api('GET', `/api/v1/event-subscriptions/${ids.subscriptionId}/deliveries`))[0]?.id as string | undefined, { tries: 400 });
