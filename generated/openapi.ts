@@ -43,7 +43,14 @@ export interface paths {
          *
          *     The templates are parsed and the trigger conditions compiled before anything is saved:
          *     a template that does not parse is refused with 400 `invalid_template` (with line and column),
-         *     conditions that do not compile with 400 `invalid_conditions`, an invocation trigger's `inputSchema`
+         *     conditions that do not compile with 400 `invalid_conditions`. Both may read only what the job's
+         *     triggers put in a run's context (the roots `GET /api/v1/trigger-contexts` lists per trigger type;
+         *     for a job without triggers, what a direct invocation provides: `job` and `data`): template variables
+         *     (not the template's own `assign`, `capture` and `for` variables) and condition paths and CEL
+         *     identifiers (against their own trigger's type). A name outside them is refused with the same codes,
+         *     naming the name, where it is (field, line and column, trigger), the names available and the closest
+         *     one when it looks like a typo (`paylod`: did you mean `payload`?). Every such problem of the job is
+         *     named in one answer, whose code is that of the first. An invocation trigger's `inputSchema`
          *     that breaks the rules of `InvocationTrigger` with 400 `invalid_input_schema` (naming the JSON pointer
          *     of the offending part). A slug already used by another job of the tenant is refused with 409 `slug_taken`. `executionTargetId` and the `sourceId` and `jobId`
          *     of triggers must exist in the tenant (400 `validation_failed` otherwise).
@@ -88,7 +95,9 @@ export interface paths {
          *     list (keep the `id` of the triggers you keep). Runs already created are not affected.
          *
          *     Errors as for creation: 400 `invalid_template`, 400 `invalid_conditions`, 400 `invalid_input_schema`,
-         *     409 `slug_taken`.
+         *     409 `slug_taken`. What templates and conditions may read is checked for the parts sent: a template
+         *     against the job's triggers (the new ones when `triggers` is sent), and the templates again when only
+         *     `triggers` is sent; a job saved before these checks is not refused for parts the update leaves alone.
          */
         patch: operations["updateJob"];
         trace?: never;

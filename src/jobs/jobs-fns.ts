@@ -5,10 +5,11 @@ import { Cron } from 'croner';
 import type { components } from '../../generated/openapi';
 import { AppError, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
-import { clip } from '../lib/text';
-import { compileConditions, ConditionProblem } from '../triggers/conditions-fns';
+import { clip, closestName, listNames } from '../lib/text';
+import { compileConditions, ConditionProblem, type CompiledConditions } from '../triggers/conditions-fns';
+import { CONTEXT_ROOTS, EVERY_RUN_ROOTS } from '../triggers/trigger-contexts-fns';
 import { compileInputSchema, InputSchemaProblem } from './input-schema-fns';
-import { compileTemplate, TemplateProblem, type CompiledTemplate } from './templates-fns';
+import { compileTemplate, templateVariables, TemplateProblem, type TemplateVariable } from './templates-fns';
 
 export type TriggerInput = components['schemas']['TriggerInput'];
 export type Trigger = components['schemas']['Trigger'];
@@ -87,13 +88,6 @@ export function asInvalidTemplate(err: unknown, field: string | null): unknown {
   return err instanceof TemplateProblem ? new InvalidTemplate(field ? `\`${field}\`, ${err.message}` : err.message) : err;
 }
 
-function templateOf(field: string, source: string): CompiledTemplate {
-  try {
-    return compileTemplate(source);
-  } catch (err) {
-    throw asInvalidTemplate(err, field);
-  }
-}
 
 /** An invocation trigger's checked and compiled `inputSchema`; an `InvalidInputSchema` names the problem. */
 export function inputValidator(schema: Record<string, unknown>, subject: string, status: 400 | 409 = 400): ValidateFunction {
@@ -123,27 +117,99 @@ function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where:
   if (problem) throw new ValidationFailed(`\`${where}.cron\` is not a valid cron expression: ${problem}.`);
 }
 
+/** A mistake in a job's templates or conditions: the answer names every one. */
+interface JobProblem {
+  code: 'invalid_template' | 'invalid_conditions';
+  message: string;
+}
+
+function refuse(problems: JobProblem[]): never {
+  const [first] = problems;
+  if (problems.length === 1) throw first.code === 'invalid_template' ? new InvalidTemplate(first.message) : new InvalidConditions(first.message);
+  throw new AppError(400, first.code, `The job has ${problems.length} problems: ${problems.map((problem, n) => `(${n + 1}) ${problem.message}`).join('; ')}.`);
+}
+
+const didYouMean = (name: string, names: readonly string[]) => {
+  const near = closestName(name, names);
+  return near ? ` (did you mean \`${near}\`?)` : '';
+};
+
+const triggerLabel = (trigger: Trigger) => `${trigger.type} trigger ${clip(trigger.id)}`;
+
+/** What a template may read: what any of the job's triggers puts in a run's context (a job without triggers is only invoked directly). */
+function templateRoots(triggers: Trigger[]): { roots: string[]; from: string } {
+  const types = triggers.length ? [...new Set(triggers.map((trigger) => trigger.type))] : (['invocation'] as const);
+  const roots = [...new Set([...EVERY_RUN_ROOTS, ...types.flatMap((type) => CONTEXT_ROOTS[type])])];
+  return { roots, from: triggers.length ? `its ${triggers.map(triggerLabel).join(', ')}` : 'a direct invocation, as the job has no triggers' };
+}
+
+function templateProblems(field: string, source: string, { roots, from }: { roots: string[]; from: string }): JobProblem[] {
+  let variables: TemplateVariable[];
+  try {
+    variables = templateVariables(compileTemplate(source));
+  } catch (err) {
+    if (err instanceof TemplateProblem) return [{ code: 'invalid_template', message: `\`${field}\`, ${err.message}` }];
+    throw err;
+  }
+  return variables
+    .filter(({ name }) => !roots.includes(name))
+    .map(({ name, line, column }) => ({
+      code: 'invalid_template',
+      message: `\`${field}\`, line ${line}, column ${column}: \`${clip(name)}\` is not in the context of this job's runs, which holds ${listNames(roots)} (from ${from})${didYouMean(name, roots)}`,
+    }));
+}
+
+function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: string): JobProblem[] {
+  let compiled: CompiledConditions;
+  try {
+    compiled = compileConditions(trigger.conditions);
+  } catch (err) {
+    if (err instanceof ConditionProblem) return [{ code: 'invalid_conditions', message: `\`${where}\` (${clip(trigger.id)}) ${err.message}` }];
+    throw err;
+  }
+  const roots = CONTEXT_ROOTS[trigger.type];
+  const context = `a ${trigger.type} trigger's context, which holds ${listNames(roots)}`;
+  const problems: JobProblem[] = [];
+  for (const leaf of compiled.leaves) {
+    const root = (leaf.parsed.steps[0] as { key: string }).key;
+    if (roots.includes(root)) continue;
+    const message = `\`${where}.conditions.${leaf.part}[${leaf.index}].path\` (${triggerLabel(trigger)}): \`${clip(root)}\` is not in ${context}${didYouMean(root, roots)}`;
+    problems.push({ code: 'invalid_conditions', message });
+  }
+  for (const { name, column } of compiled.cel?.variables ?? []) {
+    if (roots.includes(name)) continue;
+    const message = `\`${where}.conditions.if\`, column ${column} (${triggerLabel(trigger)}): \`${clip(name)}\` is not declared: a CEL expression reads ${context}${didYouMean(name, roots)}`;
+    problems.push({ code: 'invalid_conditions', message });
+  }
+  return problems;
+}
+
 /**
- * Everything of a job that must compile before it is saved; the first problem is thrown. Answers the
- * compiled input schemas by trigger id, for the job's version about to be saved.
+ * Everything of a job that must hold before it is saved: its templates parse and its conditions compile,
+ * and both read only what its triggers put in a run's context; every such problem is named in one 400.
+ * `saving` says which parts change: an update of other fields is not refused for what was saved before.
+ * Answers the compiled input schemas of the triggers being saved, by trigger id.
  */
-export function checkJob(job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] }): Map<string, ValidateFunction> {
+export function checkJob(
+  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] },
+  saving: { templates: boolean; triggers: boolean } = { templates: true, triggers: true },
+): Map<string, ValidateFunction> {
+  const problems: JobProblem[] = [];
+  if (saving.templates || saving.triggers) {
+    const roots = templateRoots(job.triggers);
+    problems.push(...templateProblems('promptTemplate', job.promptTemplate, roots));
+    if (job.runNameTemplate) problems.push(...templateProblems('runNameTemplate', job.runNameTemplate, roots));
+  }
   const validators = new Map<string, ValidateFunction>();
-  templateOf('promptTemplate', job.promptTemplate);
-  if (job.runNameTemplate) templateOf('runNameTemplate', job.runNameTemplate);
-  job.triggers.forEach((trigger, index) => {
-    const where = `triggers[${index}]`;
-    if ((trigger.type === 'webhook' || trigger.type === 'run') && trigger.conditions !== undefined) {
-      try {
-        compileConditions(trigger.conditions);
-      } catch (err) {
-        if (err instanceof ConditionProblem) throw new InvalidConditions(`\`${where}\` (${clip(trigger.id)}) ${err.message}`);
-        throw err;
-      }
-    }
-    if (trigger.type === 'invocation' && trigger.inputSchema) validators.set(trigger.id, inputValidator(trigger.inputSchema, `\`${where}.inputSchema\``));
-    if (trigger.type === 'schedule') checkSchedule(trigger, where);
-  });
+  if (saving.triggers) {
+    job.triggers.forEach((trigger, index) => {
+      const where = `triggers[${index}]`;
+      if ((trigger.type === 'webhook' || trigger.type === 'run') && trigger.conditions !== undefined) problems.push(...conditionProblems(trigger, where));
+      if (trigger.type === 'invocation' && trigger.inputSchema) validators.set(trigger.id, inputValidator(trigger.inputSchema, `\`${where}.inputSchema\``));
+      if (trigger.type === 'schedule') checkSchedule(trigger, where);
+    });
+  }
+  if (problems.length) refuse(problems);
   return validators;
 }
 

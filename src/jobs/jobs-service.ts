@@ -233,11 +233,14 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const job = await found(repo, ref);
       const { triggers: inputs, ...fields } = patch;
       let triggers = inputs && withIdentity(inputs);
-      const validators = checkJob({
-        promptTemplate: fields.promptTemplate ?? job.promptTemplate,
-        runNameTemplate: fields.runNameTemplate === undefined ? job.runNameTemplate : fields.runNameTemplate,
-        triggers: triggers ?? [],
-      });
+      const validators = checkJob(
+        {
+          promptTemplate: fields.promptTemplate ?? job.promptTemplate,
+          runNameTemplate: fields.runNameTemplate === undefined ? job.runNameTemplate : fields.runNameTemplate,
+          triggers: triggers ?? jobView(job).triggers,
+        },
+        { templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined, triggers: triggers !== undefined },
+      );
       checkEnv(fields.env);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkSecretsExist(secrets, db, fields.env);

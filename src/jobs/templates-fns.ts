@@ -1,6 +1,6 @@
 // Prompt and run-name templates in Liquid (liquidjs): strict variables and filters, no file system, own
 // properties only, and limits on template size, render time, memory and output.
-import { Liquid, type Template } from 'liquidjs';
+import { analyzeSync, Liquid, type Template } from 'liquidjs';
 
 export const MAX_OUTPUT = 200_000;
 
@@ -38,6 +38,18 @@ export function compileTemplate(source: string): CompiledTemplate {
   } catch (err) {
     throw problem(err);
   }
+}
+
+/** A name a template reads from its context (not one of its own `assign`, `capture` or `for` variables), and where. */
+export interface TemplateVariable {
+  name: string;
+  line: number;
+  column: number;
+}
+
+/** The names `template` reads from its context, each at its first use, by liquidjs's own analysis of the parsed template. */
+export function templateVariables(template: CompiledTemplate): TemplateVariable[] {
+  return Object.entries(analyzeSync(template).globals).map(([name, [first]]) => ({ name, line: first.location.row, column: first.location.col }));
 }
 
 /** Renders with `context` as the variables; throws TemplateProblem, also for output over MAX_OUTPUT characters. */

@@ -2,6 +2,7 @@
 // evaluated against a context whose top-level fields are its variables, under a cost limit.
 import type * as CelLibrary from '@bufbuild/cel';
 import type { CelResult } from '@bufbuild/cel';
+import { clip, listNames } from '../lib/text';
 import { compileRegex } from './regex';
 
 /** Evaluations whose estimated cost exceeds this are refused before they run. */
@@ -33,6 +34,7 @@ const add = (a: Cost, b: Cost): Cost => Array.from({ length: Math.max(a.length, 
 const timesSize = (a: Cost): Cost => [0, ...a];
 
 interface Node {
+  id?: number | bigint;
   exprKind?: { case?: string; value?: Record<string, unknown> };
 }
 
@@ -59,6 +61,36 @@ function costOf(node: Node, counted: { nodes: number }): Cost {
   return children(value).reduce((sum, child) => add(sum, costOf(child, counted)), [1] as Cost);
 }
 
+/** CEL's own names of types, which an expression may use as values (`type(x) == string`). */
+const TYPE_NAMES = new Set(['bool', 'bytes', 'double', 'int', 'uint', 'string', 'list', 'map', 'null_type', 'type', 'dyn']);
+
+/** A name the expression reads from its context, and the column (1-based) where it is first read. */
+export interface CelVariable {
+  name: string;
+  column: number;
+}
+
+/** The names an expression reads from its context: its identifiers, less the variables of its own macros (`all`, `exists`, …). */
+function variablesOf(expr: Node, positions: Record<string, number>): CelVariable[] {
+  const found = new Map<string, number>();
+  const walk = (node: Node | undefined, bound: ReadonlySet<string>): void => {
+    if (!node) return;
+    const kind = node.exprKind?.case;
+    const value = node.exprKind?.value ?? {};
+    if (kind === 'identExpr') {
+      const name = value.name as string;
+      if (!bound.has(name) && !TYPE_NAMES.has(name) && !found.has(name)) found.set(name, (positions[String(node.id)] ?? 0) + 1);
+    } else if (kind === 'comprehensionExpr') {
+      walk(value.iterRange as Node, bound);
+      walk(value.accuInit as Node, bound);
+      const inner = new Set([...bound, value.iterVar as string, value.iterVar2 as string, value.accuVar as string]);
+      for (const part of ['loopCondition', 'loopStep', 'result']) walk(value[part] as Node, inner);
+    } else for (const child of children(value)) walk(child, bound);
+  };
+  walk(expr, new Set());
+  return [...found].map(([name, column]) => ({ name, column }));
+}
+
 const evaluateCost = (cost: Cost, size: number) => cost.reduce((sum, coefficient, k) => sum + coefficient * size ** k, 0);
 
 /** How many values a context holds (objects, arrays and scalars), counted up to a cap. */
@@ -77,6 +109,8 @@ export type CelOutcome = { ok: true; value: boolean } | { ok: false; error: stri
 
 export interface CompiledCel {
   expression: string;
+  /** What it reads from the context; evaluation refuses a context without one of them, naming it. */
+  variables: CelVariable[];
   evaluate(context: Record<string, unknown>, size: number): CelOutcome;
 }
 
@@ -115,10 +149,14 @@ export function compileCel(expression: string): CompiledCel {
     throw new CelProblem(`CEL parse error: ${(err as Error).message}`);
   }
   const cost = costOf(parsed.expr as Node, { nodes: 0 });
+  const variables = variablesOf(parsed.expr as Node, (parsed.sourceInfo?.positions ?? {}) as Record<string, number>);
   const run = cel.plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
   return {
     expression,
+    variables,
     evaluate(context, size) {
+      const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
+      if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
       if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
       const result = run(context);
       if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };

@@ -21,6 +21,7 @@ const MAX_CEL = 4000;
 
 interface Leaf {
   part: LeafPart;
+  index: number;
   path: string;
   op: Op;
   value: unknown;
@@ -111,7 +112,7 @@ function compileLeaf(part: LeafPart, index: number, raw: unknown): Leaf {
   if (!OPS.includes(leaf.op as Op)) throw fail(`unknown op ${clip(String(JSON.stringify(leaf.op)))}; use one of ${OPS.join(', ')}`);
   const test = testFor(leaf.op as Op, leaf.value);
   if (typeof test === 'string') throw fail(test);
-  return { part, path: leaf.path, op: leaf.op as Op, value: leaf.value, parsed, test };
+  return { part, index, path: leaf.path, op: leaf.op as Op, value: leaf.value, parsed, test };
 }
 
 /** Compiles conditions as sent (loosely typed JSON); throws ConditionProblem naming the offending part. */

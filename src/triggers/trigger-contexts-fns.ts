@@ -53,6 +53,10 @@ const ROWS: readonly VariableRow[] = [
 
   { trigger: 'run', path: 'id', type: 'string', description: 'Identifier of the finished run of the watched job.', example: 'run_2h7d9s4k1x0p' },
   { trigger: 'run', path: 'jobId', type: 'string', description: 'Identifier of the watched job.', example: 'job_8f3k2m1q9zt4' },
+  { trigger: 'run', path: 'invocationId', type: 'string', description: 'Identifier of the invocation that created the finished run; null when a trigger started it.', example: 'inv_5c8e1r7w3n2b' },
+  { trigger: 'run', path: 'trigger.type', type: 'string', description: 'What started the finished run: `invocation`, `webhook`, `schedule` or `run`.', example: 'webhook' },
+  { trigger: 'run', path: 'trigger.id', type: 'string', description: 'Identifier of the trigger that started the finished run; null for a direct invocation.', example: 'trg_labeled' },
+  { trigger: 'run', path: 'replayOf', type: 'string', description: 'The run the finished run replayed; null when it is no replay.', example: 'run_7q1w4e8r2t6y' },
   { trigger: 'run', path: 'name', type: 'string', description: 'Name of the finished run.', example: 'Issue #42: Saving a draft twice crashes the editor' },
   { trigger: 'run', path: 'state', type: 'string', description: 'Final state: `succeeded`, `failed`, `timed_out` or `canceled`.', example: 'succeeded' },
   { trigger: 'run', path: 'result', type: 'object', description: 'Result of the finished run; null when it produced none.', example: { summary: 'Debounced the save action and added a regression test.', pullRequestUrl: 'https://github.com/acme/widgets/pull/43' } },
@@ -167,6 +171,13 @@ const FILTERS: TriggerContexts['filters'] = [
   { name: 'url_encode', description: 'Percent-encodes a string for use in a URL.', example: 'https://github.com/acme/widgets/issues?q={{ payload.issue.title | url_encode }}' },
   { name: 'json', description: 'Serialises a value as JSON, indented by a number of spaces if given.', example: '{{ data | json }}' },
 ];
+
+/** The names a context of each trigger type holds at its top level: what its conditions may start with. */
+const rootsOf = (trigger: VariableRow['trigger']): readonly string[] => [...new Set(ROWS.filter((row) => row.trigger === trigger).map((row) => row.path.split('.')[0]))];
+export const CONTEXT_ROOTS: Readonly<Record<TriggerType, readonly string[]>> = { webhook: rootsOf('webhook'), schedule: rootsOf('schedule'), run: rootsOf('run'), invocation: rootsOf('invocation') };
+
+/** What a template sees besides its trigger's context, whatever started the run. */
+export const EVERY_RUN_ROOTS = rootsOf('*');
 
 function expand({ trigger, provider, events, ...variable }: VariableRow): Variable[] {
   const triggers = trigger === '*' ? TRIGGER_TYPES : [trigger];

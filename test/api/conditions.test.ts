@@ -49,6 +49,11 @@ it('answers a CEL error and a non-boolean result with an error decision', async 
   }
 });
 
+it('names an identifier the context does not hold, with its column, and the names it holds', async () => {
+  const res = await call(app, 'POST', PATH, { headers: writer, body: { ...example, conditions: { if: "payload.issue.number > 1.0 && webhook.payload.label.name == 'bug'" } } });
+  expect(res.body).toMatchObject({ decision: 'error', error: expect.stringMatching(/^CEL: `webhook` \(column 31\) is not in the context, whose names are `source`, .*`payload`/) });
+});
+
 it('needs flows:write', async () => {
   const reader = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db), { scopes: ['flows:read', 'runs:write'] })}` };
   const res = await call(app, 'POST', PATH, { headers: reader, body: example });

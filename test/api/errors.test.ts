@@ -11,7 +11,7 @@ import { accessToken, createOwner } from '../support/identity';
 
 let app: TestApp;
 let bearer: Record<string, string>;
-const validJob = { name: 'Triage', promptTemplate: 'Look at {{ payload.issue.title }}' };
+const validJob = { name: 'Triage', promptTemplate: 'Look at {{ data.issue.title }}' };
 
 beforeAll(async () => {
   app = await startTestApp();

@@ -16,7 +16,7 @@ beforeAll(async () => {
 afterAll(() => app.close());
 
 const JOBS = '/api/v1/jobs';
-const job = (extra: Body = {}): Body => ({ name: 'Triage', promptTemplate: 'Look at {{ data.issue }}', ...extra });
+const job = (extra: Body = {}): Body => ({ name: 'Triage', promptTemplate: 'Look at {{ job.name }}', ...extra });
 const str = (n: number, char = 'x') => char.repeat(n);
 const times = <T>(n: number, item: T): T[] => Array.from({ length: n }, () => item);
 
@@ -357,6 +357,54 @@ describe('conditions', () => {
   it('refuses an unknown operator with 400 validation_failed naming it', async () => {
     const unknownOp = webhook({ all: [{ path: 'event', op: 'like', value: 'x' }] });
     await expectRefusedAndNothingSaved(() => jobs.create(unknownOp), 400, 'validation_failed', '`triggers[0].conditions.all[0].op`');
+  });
+});
+
+describe('what templates and conditions may read', () => {
+  let jobs: JobsApi;
+  let sourceId: string;
+  beforeAll(async () => {
+    const tenant = await newTenant();
+    jobs = tenant.jobs;
+    sourceId = await webhookSource(tenant.owner, 'src_roots');
+  });
+  const labeled = (conditions: Body) => ({ type: 'webhook', id: 'trg_labeled', sourceId, events: ['issues.labeled'], conditions });
+
+  it('refuses the new user\'s three mistakes in one answer, with the suggestion, and saves the corrected job', async () => {
+    const mistaken = job({
+      promptTemplate: 'Fix {{ webhook.payload.issue.title }}',
+      triggers: [labeled({ all: [{ path: 'paylod.label.name', op: 'eq', value: 'bug' }], if: "webhook.payload.label.name == 'bug'" })],
+    });
+    await expectRefusedAndNothingSaved(
+      () => jobs.create(mistaken),
+      400,
+      'invalid_template',
+      'The job has 3 problems',
+      '(1) `promptTemplate`, line 1, column 8: `webhook` is not in the context',
+      '(2) `triggers[0].conditions.all[0].path` (webhook trigger trg_labeled): `paylod`',
+      '(did you mean `payload`?)',
+      '(3) `triggers[0].conditions.if`, column 1 (webhook trigger trg_labeled): `webhook` is not declared',
+    );
+    const corrected = job({
+      promptTemplate: 'Fix {{ payload.issue.title }}',
+      triggers: [labeled({ all: [{ path: 'payload.label.name', op: 'eq', value: 'bug' }], if: "payload.label.name == 'bug'" })],
+    });
+    await created(jobs.create(corrected));
+  });
+
+  it('saves real payload fields outside the autocomplete list', async () => {
+    const body = job({
+      promptTemplate: '{{ payload.issue.state }} {{ payload.repository.visibility }} {{ headers["x-github-event"] }} {{ delivery.id }}',
+      triggers: [labeled({ any: [{ path: 'payload.issue.state', op: 'eq', value: 'open' }], if: "payload.repository.visibility == 'public'" })],
+    });
+    await created(jobs.create(body));
+  });
+
+  it('checks an update\'s template against the saved triggers, and the saved templates against new triggers', async () => {
+    const made = await created(jobs.create(job({ promptTemplate: '{{ payload.issue.title }}', triggers: [labeled({})] })));
+    expectError(await jobs.update(made.id, { runNameTemplate: 'Run {{ data.n }}' }), 400, 'invalid_template', '`runNameTemplate`', '`data` is not in the context');
+    expectError(await jobs.update(made.id, { triggers: [{ type: 'invocation' }] }), 400, 'invalid_template', '`promptTemplate`', '`payload` is not in the context', 'invocation trigger');
+    expectStatus(await jobs.update(made.id, { triggers: [labeled({}), { type: 'invocation' }], runNameTemplate: 'Run {% if data %}{{ data.n }}{% endif %}' }), 200);
   });
 });
 

@@ -112,7 +112,8 @@ describe('CEL', () => {
   it.each([
     ['payload.issue.number + 1 > 2', 'JSON numbers are doubles'],
     ['payload.issue.nothing == 1', 'CEL evaluation error'],
-    ['unknown_variable', 'CEL evaluation error'],
+    ['unknown_variable', 'CEL: `unknown_variable` (column 1) is not in the context, whose names are `event`, `action`, `payload` and `headers`'],
+    ['payload.issue.number > 1 && webhook.payload.x', 'CEL: `webhook` (column 29) is not in the context'],
     ['payload.issue.title.matches("(a)\\\\1")', 'CEL evaluation error'],
   ])('answers error for %s', (expression, message) => {
     const decision = cel(expression);
