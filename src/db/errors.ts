@@ -18,7 +18,9 @@ export function isDatabaseUnavailable(err: any): boolean {
     if (UNAVAILABLE_CODES.has(e.code) || UNAVAILABLE_CODES.has(e.errorCode)) return true;
     // The driver adapter's kind, on the error itself or on a raw statement's failure (P2010).
     if (UNAVAILABLE_KINDS.has(e.kind) || UNAVAILABLE_KINDS.has(e.meta?.driverAdapterError?.cause?.kind)) return true;
-    if (typeof e.message === 'string' && /ECONNREFUSED|Can't reach database|database is locked|Connection terminated/i.test(e.message)) return true;
+    // node-postgres's own: a broken connection (also when a transaction is rolled back on it), a pool that cannot connect.
+    const lost = /ECONNREFUSED|Can't reach database|database is locked|Connection terminated|not queryable|timeout exceeded when trying to connect/i;
+    if (typeof e.message === 'string' && lost.test(e.message)) return true;
   }
   return false;
 }
