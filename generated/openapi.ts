@@ -1981,6 +1981,25 @@ export interface components {
              * @description When the job was last changed (including enable and disable).
              */
             updatedAt: string;
+            /**
+             * @description Paths the job reads that its deliveries may never carry, on every answer about one job (`createJob`, `getJob`, `updateJob`, `enableJob`, `disableJob`), not in lists (read the job for them). A job is never refused for them, on save, on read or when it runs, and a job saved before they were computed is flagged the same way. A path of a template or of a webhook trigger's conditions (a leaf's `path`, or a selection written out in `if`) is flagged when:
+             *     - the trigger's source is a GitHub source and no payload of the events the trigger lists has room for it, by GitHub's published webhook schemas (`@octokit/webhooks-schemas`; they can lag behind GitHub, hence a warning);
+             *     - none of the source's 50 most recent recorded deliveries of those events carried it, with the count.
+             */
+            warnings?: components["schemas"]["JobWarning"][];
+        };
+        /** @description A path a job reads that its deliveries may never carry. */
+        JobWarning: {
+            /**
+             * @description Where the path is, as a JSON-style path into the job (`promptTemplate`, `triggers[0].conditions.all[1].path`, `triggers[0].conditions.if`).
+             * @example triggers[0].conditions.all[0].path
+             */
+            field: string;
+            /**
+             * @description What the evidence says; human-readable, may change.
+             * @example `payload.issue.titel` is in no payload of the listed GitHub events (issues.labeled), by GitHub's published webhook schemas.
+             */
+            message: string;
         };
         /**
          * @description What to backtest. Without `triggers` the job's saved triggers are used; without a window the last 7 days are used.

@@ -20,7 +20,8 @@ const WARM_UP = 200;
 const READS = 200;
 const TARGET_P99_MS = 2;
 
-const { decideDelivery, eventName, verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
+const { decideDelivery, verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
+const { eventName } = dist('src/triggers/event-patterns-fns.js');
 const { createWebhooksRepo } = dist('src/webhooks/webhooks-repo.js');
 const { forTenant } = dist('src/db/tenant-scope.js');
 

@@ -97,6 +97,28 @@ export function createJobsRepo(db: TenantDb) {
 
     /** A live source: a deleted one takes no deliveries, so no trigger may name it. */
     webhookSourceExists: async (id: string) => (await db.webhookSource.count({ where: { id, deletedAt: null } })) > 0,
+    /** The formats of the webhook sources, by id. */
+    sourceFormats: async (ids: string[]) =>
+      new Map((await db.webhookSource.findMany({ where: { id: { in: ids } }, select: { id: true, format: true } })).map((source) => [source.id, source.format])),
+    /**
+     * A source's most recent recorded deliveries, newest first: of the event names given (`issues.labeled`,
+     * `push`, `invoice.paid`: any split of a name into event and action), or of any event for null.
+     */
+    recentDeliveries: (sourceId: string, names: string[] | null, take: number) =>
+      db.webhookActivity.findMany({
+        where: {
+          sourceId,
+          ...(names && {
+            OR: names.flatMap((name) => [
+              { event: name, action: null },
+              ...[...name.matchAll(/\./g)].map(({ index }) => ({ event: name.slice(0, index), action: name.slice(index + 1) })),
+            ]),
+          }),
+        },
+        orderBy: { id: 'desc' },
+        take,
+        select: { event: true, action: true, context: true },
+      }),
   };
 }
 

@@ -12,7 +12,9 @@ import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
 import { asInvalidTemplate, chainLoop, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { eventName } from '../triggers/event-patterns-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
+import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
@@ -154,10 +156,29 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   const compiledOf = (job: RenderedJob) =>
     compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
   const inputs = perVersion<InvocationInput | Error>();
-  const saved = (job: JobRow, validators: Map<string, ValidateFunction>) => {
+  const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
     inputs.set(job, invocationInputOf(job, validators));
-    return jobView(job);
+    return withWarnings(db, jobView(job));
   };
+
+  /** A job's answer with its warnings: what its paths are read against is read here (see job-warnings-fns). */
+  async function withWarnings(db: TenantDb, view: JobView): Promise<JobView> {
+    const webhooks = view.triggers.filter((trigger) => trigger.type === 'webhook');
+    if (!webhooks.length) return { ...view, warnings: [] };
+    const repo = createJobsRepo(db);
+    const [formats, recorded] = await Promise.all([
+      repo.sourceFormats([...new Set(webhooks.map((trigger) => trigger.sourceId))]),
+      Promise.all(
+        webhooks.map(async (trigger): Promise<[string, RecordedDelivery[]]> => {
+          // Exact event names are looked up; a pattern takes the source's latest deliveries, filtered after.
+          const names = trigger.events.some((event) => event.includes('*')) ? null : trigger.events;
+          const rows = await repo.recentDeliveries(trigger.sourceId, names, RECORDED_DELIVERIES);
+          return [trigger.id, rows.map((row) => ({ name: eventName(row.event, row.action), context: row.context as Record<string, unknown> }))];
+        }),
+      ),
+    ]);
+    return { ...view, warnings: jobWarnings(view, formats, new Map(recorded)) };
+  }
 
   const live = (db: TenantDb): Promise<LiveJobs> => catalog.live(db.$tenant().id, () => createJobsRepo(db).live());
 
@@ -211,7 +232,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         try {
           const created = await repo.create(newId('job'), { ...fields, slug }, triggers);
           changed(db);
-          return saved(created, validators);
+          return saved(db, created, validators);
         } catch (err) {
           if (!isUniqueViolation(err)) throw err;
           if (fields.slug || attempt >= 3) throw slugTaken(slug);
@@ -221,7 +242,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     },
 
     async get(db: TenantDb, ref: string): Promise<JobView> {
-      return jobView(await found(createJobsRepo(db), ref));
+      return withWarnings(db, jobView(await found(createJobsRepo(db), ref)));
     },
 
     async list(db: TenantDb, page: KeysetRequest<string>, filter: { enabled?: boolean }): Promise<JobView[]> {
@@ -258,17 +279,17 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       if (!updated) throw jobNotFound();
       changed(db);
       if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(db.$tenant().id, job.id);
-      return saved(updated, validators);
+      return saved(db, updated, validators);
     },
 
     /** Idempotent: enabling an enabled job changes nothing, not even `updatedAt`. */
     async setEnabled(db: TenantDb, ref: string, enabled: boolean): Promise<JobView> {
       const repo = createJobsRepo(db);
       const job = await found(repo, ref);
-      if (job.enabled === enabled) return jobView(job);
+      if (job.enabled === enabled) return withWarnings(db, jobView(job));
       await repo.setEnabled(job.id, enabled);
       changed(db);
-      return jobView(await found(repo, job.id));
+      return withWarnings(db, jobView(await found(repo, job.id)));
     },
 
     async delete(db: TenantDb, ref: string): Promise<void> {

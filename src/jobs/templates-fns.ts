@@ -52,6 +52,29 @@ export function templateVariables(template: CompiledTemplate): TemplateVariable[
   return Object.entries(analyzeSync(template).globals).map(([name, [first]]) => ({ name, line: first.location.row, column: first.location.col }));
 }
 
+/** Liquid's own properties of arrays and strings: a path ends before them. */
+const LIQUID_PROPERTIES = new Set(['size', 'first', 'last']);
+
+/**
+ * The paths `template` reads from its context as far as they are written out (`payload.issue.labels[0].name`
+ * is `payload`, `issue`, `labels`, 0, `name`; a path stops at a part looked up by a variable, and before
+ * `size`, `first` and `last`), once each.
+ */
+export function templatePaths(template: CompiledTemplate): (string | number)[][] {
+  const paths = new Map<string, (string | number)[]>();
+  for (const uses of Object.values(analyzeSync(template).globals)) {
+    for (const { segments } of uses) {
+      const path: (string | number)[] = [];
+      for (const segment of segments) {
+        if ((typeof segment !== 'string' && typeof segment !== 'number') || LIQUID_PROPERTIES.has(String(segment))) break;
+        path.push(segment);
+      }
+      paths.set(JSON.stringify(path), path);
+    }
+  }
+  return [...paths.values()];
+}
+
 /** Renders with `context` as the variables; throws TemplateProblem, also for output over MAX_OUTPUT characters. */
 export async function renderTemplate(template: CompiledTemplate, context: Record<string, unknown>): Promise<string> {
   let output: string;

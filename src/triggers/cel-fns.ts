@@ -70,9 +70,13 @@ export interface CelVariable {
   column: number;
 }
 
-/** The names an expression reads from its context: its identifiers, less the variables of its own macros (`all`, `exists`, …). */
-function variablesOf(expr: Node, positions: Record<string, number>): CelVariable[] {
+/**
+ * The names an expression reads from its context (its identifiers, less the variables of its own macros:
+ * `all`, `exists`, …), and the paths it selects from them as far as they are written out (`payload.issue.title`).
+ */
+function readsOf(expr: Node, positions: Record<string, number>): { variables: CelVariable[]; paths: string[][] } {
   const found = new Map<string, number>();
+  const paths = new Map<string, string[]>();
   const walk = (node: Node | undefined, bound: ReadonlySet<string>): void => {
     if (!node) return;
     const kind = node.exprKind?.case;
@@ -80,6 +84,17 @@ function variablesOf(expr: Node, positions: Record<string, number>): CelVariable
     if (kind === 'identExpr') {
       const name = value.name as string;
       if (!bound.has(name) && !TYPE_NAMES.has(name) && !found.has(name)) found.set(name, (positions[String(node.id)] ?? 0) + 1);
+    } else if (kind === 'selectExpr') {
+      // The whole chain `a.b.c` at once: its fields, then what it selects from.
+      const fields: string[] = [];
+      let inner: Node | undefined = node;
+      while (inner?.exprKind?.case === 'selectExpr') {
+        fields.unshift(inner.exprKind.value!.field as string);
+        inner = inner.exprKind.value!.operand as Node | undefined;
+      }
+      const root = inner?.exprKind?.case === 'identExpr' ? (inner.exprKind.value!.name as string) : null;
+      if (root !== null && !bound.has(root)) paths.set([root, ...fields].join('.'), [root, ...fields]);
+      walk(inner, bound);
     } else if (kind === 'comprehensionExpr') {
       walk(value.iterRange as Node, bound);
       walk(value.accuInit as Node, bound);
@@ -88,7 +103,7 @@ function variablesOf(expr: Node, positions: Record<string, number>): CelVariable
     } else for (const child of children(value)) walk(child, bound);
   };
   walk(expr, new Set());
-  return [...found].map(([name, column]) => ({ name, column }));
+  return { variables: [...found].map(([name, column]) => ({ name, column })), paths: [...paths.values()] };
 }
 
 const evaluateCost = (cost: Cost, size: number) => cost.reduce((sum, coefficient, k) => sum + coefficient * size ** k, 0);
@@ -111,6 +126,8 @@ export interface CompiledCel {
   expression: string;
   /** What it reads from the context; evaluation refuses a context without one of them, naming it. */
   variables: CelVariable[];
+  /** The paths it selects from the context, as written (`payload.issue.title`). */
+  paths: string[][];
   evaluate(context: Record<string, unknown>, size: number): CelOutcome;
 }
 
@@ -149,11 +166,12 @@ export function compileCel(expression: string): CompiledCel {
     throw new CelProblem(`CEL parse error: ${(err as Error).message}`);
   }
   const cost = costOf(parsed.expr as Node, { nodes: 0 });
-  const variables = variablesOf(parsed.expr as Node, (parsed.sourceInfo?.positions ?? {}) as Record<string, number>);
+  const { variables, paths } = readsOf(parsed.expr as Node, (parsed.sourceInfo?.positions ?? {}) as Record<string, number>);
   const run = cel.plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
   return {
     expression,
     variables,
+    paths,
     evaluate(context, size) {
       const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
       if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };

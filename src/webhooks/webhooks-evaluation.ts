@@ -8,7 +8,8 @@ import type { Logger } from '../lib/logger';
 import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decideCandidates, eventName } from './webhooks-fns';
+import { eventName } from '../triggers/event-patterns-fns';
+import { decideCandidates } from './webhooks-fns';
 import { createWebhooksRepo, type Decision } from './webhooks-repo';
 
 /** Waiting deliveries read at a time. */

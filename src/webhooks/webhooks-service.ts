@@ -17,7 +17,8 @@ import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
-import { decideCandidates, decideDelivery, eventName, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { eventName } from '../triggers/event-patterns-fns';
+import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
 

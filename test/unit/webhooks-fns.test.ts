@@ -1,5 +1,6 @@
 import { containsUnstorableText } from '../../src/http/body';
-import { matchesEvents, RECORDED_ACTUAL, triggerDecision } from '../../src/webhooks/webhooks-fns';
+import { matchesEvents } from '../../src/triggers/event-patterns-fns';
+import { RECORDED_ACTUAL, triggerDecision } from '../../src/webhooks/webhooks-fns';
 
 describe('event patterns', () => {
   it.each([
