@@ -6,7 +6,6 @@ import { eventsWithRoom, githubEventNames } from '../../src/triggers/github-payl
 import { jobWarnings, type RecordedDelivery } from '../../src/jobs/job-warnings-fns';
 import type { Trigger } from '../../src/jobs/jobs-fns';
 
-const issueLabeled = (examples as { name: string; examples: Record<string, any>[] }[]).find((event) => event.name === 'issues')!.examples.find((payload) => payload.action === 'labeled')!;
 
 /** Every path to a leaf of a payload, an array read through its first element. */
 function leafPaths(value: unknown, steps: Step[] = [], found: Step[][] = []): Step[][] {
