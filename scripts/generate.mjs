@@ -2,6 +2,7 @@
 //   prisma/models.prisma  → prisma/{sqlite,postgresql}/schema.prisma → generated/prisma/{sqlite,postgresql}
 //   openapi/openapi.yaml  → generated/openapi.ts and clients/sdk/src/generated/openapi.ts (the SDK ships
 //                           its own copy, since its package cannot reach outside clients/sdk)
+//   GitHub's webhook schemas and example payloads → generated/github-variables.json (scripts/github-variables.mjs)
 // `--prisma-only` (run after npm install) skips the OpenAPI types, which are committed.
 // `--check` writes nothing and exits 1 when a committed derived file differs from what would be generated.
 import { execFileSync } from 'node:child_process';
@@ -62,6 +63,9 @@ if (!process.argv.includes('--prisma-only')) {
   } finally {
     rmSync(scratch, { recursive: true, force: true });
   }
+  // Needs the development dependencies (GitHub's example payloads), as the OpenAPI types do.
+  const { githubVariables } = await import('./github-variables.mjs');
+  emit('generated/github-variables.json', githubVariables());
 }
 
 if (drifted.length) {

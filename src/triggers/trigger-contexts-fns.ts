@@ -1,5 +1,6 @@
 // What a template sees, per trigger type and webhook provider/event, and the Liquid filters: one table of
 // data for template editors' autocomplete. Only webhook availability depends on the tenant.
+import githubVariables from '../../generated/github-variables.json';
 import type { components } from '../../generated/openapi';
 
 export type TriggerContexts = components['schemas']['TriggerContexts'];
@@ -12,7 +13,7 @@ export const TRIGGER_TYPES: readonly TriggerType[] = ['webhook', 'schedule', 'ru
 
 /** Known `event.action` names (`event` alone when a delivery has no action); empty when the sender defines them. */
 export const PROVIDER_EVENTS: Readonly<Record<WebhookFormat, readonly string[]>> = {
-  github: ['issues.opened', 'issues.labeled', 'issue_comment.created', 'pull_request.opened', 'pull_request.closed', 'push'],
+  github: githubVariables.events,
   linear: ['Issue.create', 'Issue.update', 'Comment.create'],
   'standard-webhooks': [],
   'hmac-sha256': [],
@@ -181,14 +182,27 @@ export const EVERY_RUN_ROOTS = rootsOf('*');
 
 function expand({ trigger, provider, events, ...variable }: VariableRow): Variable[] {
   const triggers = trigger === '*' ? TRIGGER_TYPES : [trigger];
-  return triggers.flatMap((type) => (events ?? [undefined]).map((event) => ({ trigger: type, ...(provider && { provider }), ...(event && { event }), ...variable })));
+  return triggers.flatMap((type) => (events ?? [undefined]).map((event) => ({ trigger: type, ...(provider && { provider }), ...(event && { event }), ...variable, common: true })));
+}
+
+/**
+ * The hand-written variables (the common ones), then every other GitHub payload field two levels deep that
+ * GitHub's published schemas describe (generated/github-variables.json, from scripts/github-variables.mjs).
+ */
+function variables(): Variable[] {
+  const common = ROWS.flatMap(expand);
+  const known = new Set(common.filter((v) => v.provider === 'github').map((v) => `${v.event ?? '*'} ${v.path}`));
+  const derived = (githubVariables.variables as { event: string; path: string; type: JsonType; description: string; example: unknown }[])
+    .filter(({ event, path }) => !known.has(`${event} ${path}`) && !known.has(`* ${path}`))
+    .map((variable): Variable => ({ trigger: 'webhook', provider: 'github', ...variable, common: false }));
+  return [...common, ...derived];
 }
 
 function build(hasWebhookSource: boolean): TriggerContexts {
   return {
     triggerTypes: TRIGGER_TYPES.map((type) => (type === 'webhook' && !hasWebhookSource ? { type, available: false, reason: NO_WEBHOOK_SOURCE } : { type, available: true })),
     providers: (Object.keys(PROVIDER_EVENTS) as WebhookFormat[]).map((format) => ({ format, available: true, events: [...PROVIDER_EVENTS[format]] })),
-    variables: ROWS.flatMap(expand),
+    variables: variables(),
     filters: FILTERS,
   };
 }

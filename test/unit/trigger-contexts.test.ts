@@ -104,3 +104,23 @@ it('offers webhooks only to a tenant with a webhook source', () => {
   expect(webhook(false)).toEqual({ type: 'webhook', available: false, reason: 'Create a webhook source first (POST /api/v1/webhook-sources).' });
   expect(triggerContexts({ hasWebhookSource: false }).triggerTypes.filter((t) => t.available).map((t) => t.type)).toEqual(['schedule', 'run', 'invocation']);
 });
+
+it("lists every GitHub payload field two levels deep from GitHub's schemas, after the common ones it marks", () => {
+  const labeled = metadata.variables.filter((v) => v.provider === 'github' && v.event === 'issues.labeled');
+  expect(labeled.find((v) => v.path === 'payload.issue.title')).toMatchObject({ common: true, description: 'Title of the issue.' });
+  expect(labeled.find((v) => v.path === 'payload.issue.state')).toEqual({
+    trigger: 'webhook',
+    provider: 'github',
+    event: 'issues.labeled',
+    path: 'payload.issue.state',
+    type: 'string',
+    description: expect.stringMatching(/state of the issue/i),
+    example: 'open',
+    common: false,
+  });
+  expect(labeled.find((v) => v.path === 'payload.repository.visibility')).toMatchObject({ common: false, type: 'string' });
+  expect(labeled.filter((v) => !v.common).every((v) => v.path.split('.').length <= 3)).toBe(true);
+  expect(labeled.length).toBeGreaterThan(100);
+  const firstDerived = metadata.variables.findIndex((v) => !v.common);
+  expect(metadata.variables.slice(firstDerived).every((v) => !v.common)).toBe(true);
+});

@@ -2335,6 +2335,7 @@ export interface components {
          *       "variables": [
          *         {
          *           "trigger": "webhook",
+         *           "common": true,
          *           "provider": "github",
          *           "event": "issues.labeled",
          *           "path": "payload.issue.title",
@@ -2344,6 +2345,7 @@ export interface components {
          *         },
          *         {
          *           "trigger": "webhook",
+         *           "common": true,
          *           "provider": "github",
          *           "event": "issues.labeled",
          *           "path": "payload.label.name",
@@ -2353,6 +2355,7 @@ export interface components {
          *         },
          *         {
          *           "trigger": "schedule",
+         *           "common": true,
          *           "path": "data",
          *           "type": "object",
          *           "description": "The data configured on the schedule trigger.",
@@ -2362,6 +2365,7 @@ export interface components {
          *         },
          *         {
          *           "trigger": "invocation",
+         *           "common": true,
          *           "path": "data",
          *           "type": "object",
          *           "description": "The data sent by the caller, merged over the trigger default data.",
@@ -2371,6 +2375,7 @@ export interface components {
          *         },
          *         {
          *           "trigger": "run",
+         *           "common": true,
          *           "path": "result",
          *           "type": "object",
          *           "description": "Result of the finished run that started this one.",
@@ -2420,8 +2425,10 @@ export interface components {
                 /** @description Known `event.action` names, for autocompleting `events`; empty for formats whose events are defined by the sender. */
                 events: string[];
             }[];
-            /** @description Template variables, per trigger type and (for webhooks) per provider and event. */
+            /** @description Template variables, per trigger type and (for webhooks) per provider and event; for GitHub, every field two levels below `payload`, the common ones marked. */
             variables: {
+                /** @description A field most templates use, written by hand with its description and example; the others are every GitHub payload field two levels below `payload` that GitHub's published webhook schemas describe, with an example from GitHub's own example payloads. Editors list the common ones first. */
+                common: boolean;
                 /**
                  * @description Trigger type whose runs see the variable.
                  * @enum {string}
@@ -5011,6 +5018,7 @@ export interface operations {
                      *       "variables": [
                      *         {
                      *           "trigger": "webhook",
+                     *           "common": true,
                      *           "provider": "github",
                      *           "event": "issues.labeled",
                      *           "path": "payload.issue.title",
@@ -5020,6 +5028,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "trigger": "webhook",
+                     *           "common": true,
                      *           "provider": "github",
                      *           "event": "issues.labeled",
                      *           "path": "payload.label.name",
@@ -5029,6 +5038,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "trigger": "schedule",
+                     *           "common": true,
                      *           "path": "data",
                      *           "type": "object",
                      *           "description": "The data configured on the schedule trigger.",
@@ -5038,6 +5048,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "trigger": "invocation",
+                     *           "common": true,
                      *           "path": "data",
                      *           "type": "object",
                      *           "description": "The data sent by the caller, merged over the trigger default data.",
@@ -5047,6 +5058,7 @@ export interface operations {
                      *         },
                      *         {
                      *           "trigger": "run",
+                     *           "common": true,
                      *           "path": "result",
                      *           "type": "object",
                      *           "description": "Result of the finished run that started this one.",
