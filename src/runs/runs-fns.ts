@@ -18,7 +18,6 @@ const NEXT: Record<RunState, readonly RunState[]> = {
 
 /** States that hold a slot of the job's `concurrencyLimit`. */
 export const ACTIVE_STATES: RunState[] = ['starting', 'running', 'canceling'];
-export const UNFINISHED_STATES: RunState[] = ['queued', ...ACTIVE_STATES];
 
 export const isTerminal = (state: RunState) => NEXT[state].length === 0;
 export const isStoppable = (state: RunState) => NEXT[state].includes('canceling');
