@@ -35,9 +35,11 @@ import { protectedResourceMetadata } from './oauth/protected-resource';
 import { createProvider, resourcesOf } from './oauth/provider';
 import { createOwnerService, type OwnerService } from './owners/owner-service';
 import { mcpRouter } from './mcp/mcp-router';
+import { jobsPages } from './jobs/jobs-pages';
 import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
+import { runsPages } from './runs/runs-pages';
 
 export interface AppDeps {
   config: Config;
@@ -112,7 +114,8 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   await domains.queue.start();
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
   const api = await createApi({ db, contract, authorizer, handlers });
-  const mcp = mcpRouter({ tenantDb: (tenantId) => forTenant(db, tenantId), baseUrl: config.baseUrl, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
+  const tenantDb = (tenantId: string) => forTenant(db, tenantId);
+  const mcp = mcpRouter({ tenantDb, baseUrl: config.baseUrl, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 
@@ -144,6 +147,8 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
+  app.use(jobsPages({ ...pageDeps, jobs: domains.jobs, tenantDb, recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }) }));
+  app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));
   app.post('/oauth/register', rateLimit(limits, 'registration', byAddress));

@@ -41,6 +41,15 @@ code{font-size:1.25rem;letter-spacing:.1em}
 table{border-collapse:collapse;width:100%}th,td{text-align:left;padding:.4rem;border-bottom:1px solid #ddd;vertical-align:top}
 td form{display:inline}td button{margin:0}
 nav{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}nav form{display:inline}
+header nav{margin-bottom:1.5rem;padding-bottom:.5rem;border-bottom:1px solid #ddd}header nav button{margin:0}
+nav a[aria-current=page]{font-weight:700;color:#1d1d1f}.who{margin-left:auto;color:#555;overflow-wrap:anywhere}
+h2{font-size:1.2rem;margin-top:2rem}
+td code,dd code{font-size:.9rem;letter-spacing:0}
+pre{white-space:pre-wrap;word-break:break-word;background:#f5f5f7;padding:.5rem;margin:0;font-size:.9rem}
+dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
+.filters{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap;margin-bottom:1rem}.filters label{margin:0}.filters input{width:auto}
+select{font:inherit;padding:.4rem}
+@media (max-width:40rem){main{margin:0;border-radius:0;padding:1rem;box-sizing:border-box;max-width:100%}table{display:block;overflow-x:auto;max-width:100%}.who{margin-left:0}}
 `;
 
 export function page(title: string, body: Html, { wide = false } = {}): string {

@@ -1,8 +1,9 @@
-// The owner console: who is signed in, the tenant switcher, access tokens and authorized clients with
-// revocation, sign out and sign out everywhere. The same service backs the API's access operations.
+// The console's tokens page: the tenant switcher, access tokens and authorized clients with revocation,
+// sign out everywhere. The same service backs the API's access operations.
 import { type Request, type Response, Router } from 'express';
 import type { AccessService } from '../oauth/access-service';
-import { html, page } from '../http/html';
+import { html } from '../http/html';
+import { consolePage, consoleVisitor } from './console-layout';
 import { sameOriginForms, signedInOrSentToLogin, type PageDeps } from './session-pages';
 
 interface ConsoleDeps extends PageDeps {
@@ -20,29 +21,26 @@ export function consolePages(deps: ConsoleDeps): Router {
   router.get('/', (_req, res) => res.redirect(303, '/console'));
 
   router.get('/console', async (req, res) => {
-    const session = await requireSession(req, res);
-    if (!session) return;
-    const { principal } = session;
-    const [email, tenants, tokens, clients] = await Promise.all([
-      deps.owners.emailOf(principal.ownerId),
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const { principal } = visitor;
+    const [tenants, tokens, clients] = await Promise.all([
       deps.owners.tenantsOf(principal.ownerId),
       deps.access.listAccessTokens(principal),
       deps.access.listAuthorizedClients(principal),
     ]);
-    const current = tenants.find((t) => t.id === principal.tenantId);
     res.type('html').send(
-      page(
-        'Console',
-        html`<nav>
-<span>Signed in as <strong>${email}</strong> in <strong>${current?.name ?? principal.tenantId}</strong></span>
+      consolePage(
+        'Tokens and applications',
+        visitor,
+        '/console',
+        html`<p>Signed in as <strong>${visitor.email}</strong> in <strong>${visitor.tenantName}</strong>.</p>
 ${tenants.length > 1
   ? html`<form method="post" action="/session/tenant"><label for="tenantId">Tenant</label>
 <select id="tenantId" name="tenantId">${tenants.map((t) => html`<option value="${t.id}"${t.id === principal.tenantId ? html` selected` : null}>${t.name}</option>`)}</select>
 <button type="submit" class="secondary">Switch tenant</button></form>`
   : null}
-<form method="post" action="/logout"><button type="submit" class="secondary">Sign out</button></form>
 <form method="post" action="/logout/everywhere"><button type="submit" class="secondary">Sign out everywhere</button></form>
-</nav>
 <h1>Authorized applications</h1>
 ${clients.length === 0
   ? html`<p>No application has access.</p>`
@@ -58,7 +56,6 @@ ${tokens.length === 0
 ${tokens.map((t) => html`<tr><td><code>${t.id}</code></td><td>${t.clientName}</td><td>${t.scopes.join(' ')}</td><td>${t.resource}</td><td>${when(t.expiresAt)}</td><td>${when(t.lastUsedAt)}</td>
 <td><form method="post" action="/console/access-tokens/${encodeURIComponent(t.id)}/revoke"><button type="submit" aria-label="Revoke token ${t.id}">Revoke</button></form></td></tr>`)}
 </tbody></table>`}`,
-        { wide: true },
       ),
     );
   });

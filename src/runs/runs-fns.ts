@@ -16,6 +16,9 @@ const NEXT: Record<RunState, readonly RunState[]> = {
   canceled: [],
 };
 
+/** Every state, in lifecycle order. */
+export const RUN_STATES = Object.keys(NEXT) as RunState[];
+
 /** States that hold a slot of the job's `concurrencyLimit`. */
 export const ACTIVE_STATES: RunState[] = ['starting', 'running', 'canceling'];
 

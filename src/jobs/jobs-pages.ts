@@ -1,0 +1,98 @@
+// The console's job pages: the tenant's jobs, and one job with its triggers, templates, settings, warnings
+// and recent runs. They render what the jobs service returns, as the API's handlers do.
+import { type Request, type Response, Router } from 'express';
+import type { components } from '../../generated/openapi';
+import type { TenantDb } from '../db/tenant-scope';
+import { keysetPage, keysetRequest } from '../http/pagination';
+import { html, type Html } from '../http/html';
+import { NotFound } from '../lib/errors';
+import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import type { Trigger } from './jobs-fns';
+import type { JobsService } from './jobs-service';
+
+type RunView = components['schemas']['Run'];
+
+export interface JobsPagesDeps extends ConsoleDeps {
+  jobs: JobsService;
+  tenantDb: (tenantId: string) => TenantDb;
+  /** The job's latest runs, newest first. */
+  recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
+}
+
+/** What starts a trigger, in a line. */
+function triggerSummary(trigger: Trigger): string {
+  switch (trigger.type) {
+    case 'webhook':
+      return `${trigger.events.join(', ')} from ${trigger.sourceId}${trigger.conditions ? ', with conditions' : ''}`;
+    case 'schedule':
+      return `${trigger.cron} (${trigger.timezone ?? 'UTC'})`;
+    case 'run':
+      return `runs of ${trigger.jobId} that end ${trigger.states.join(' or ')}${trigger.conditions ? ', with conditions' : ''}`;
+    case 'invocation':
+      return trigger.inputSchema ? 'direct invocation, data checked against its input schema' : 'direct invocation';
+  }
+}
+
+export const runLink = (run: RunView): Html => html`<a href="/console/runs/${encodeURIComponent(run.id)}">${run.name}</a>`;
+
+export function jobsPages(deps: JobsPagesDeps): Router {
+  const router = Router();
+
+  router.get('/console/jobs', async (req: Request, res: Response) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const list = 'console/jobs';
+    const request = keysetRequest<string>(list, { cursor: typeof req.query.cursor === 'string' ? req.query.cursor : undefined }, 'string');
+    const db = deps.tenantDb(visitor.principal.tenantId);
+    const { page, headers } = keysetPage(req, list, await deps.jobs.list(db, request, {}), request, (job) => job.id);
+    const rows = page.map((job) => [
+      html`<a href="/console/jobs/${encodeURIComponent(job.id)}">${job.name}</a>`,
+      html`<code>${job.slug}</code>`,
+      html`${job.enabled ? 'enabled' : 'disabled'}`,
+      html`${[...new Set(job.triggers.map((trigger) => trigger.type))].join(', ') || 'none'}`,
+      html`${job.executionTargetId ?? 'none'}`,
+      time(job.updatedAt),
+    ]);
+    sendConsolePage(res, visitor, '/console/jobs', 'Jobs', html`${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
+  });
+
+  router.get('/console/jobs/:jobId', async (req: Request, res: Response) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const db = deps.tenantDb(visitor.principal.tenantId);
+    let job: Awaited<ReturnType<JobsService['get']>>;
+    try {
+      job = await deps.jobs.get(db, req.params.jobId as string);
+    } catch (err) {
+      if (err instanceof NotFound) return notFound(res, visitor, '/console/jobs', 'No such job in this tenant.');
+      throw err;
+    }
+    const runs = await deps.recentRuns(db, job.id);
+    const settings: [string, Html][] = [
+      ['Slug', html`<code>${job.slug}</code>`],
+      ['State', html`${job.enabled ? 'enabled' : 'disabled'}`],
+      ['Execution target', html`${job.executionTargetId ?? 'none'}`],
+      ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
+      ['Runs at once', html`${job.concurrencyLimit}`],
+      ['Created', time(job.createdAt)],
+      ['Changed', time(job.updatedAt)],
+    ];
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/jobs',
+      job.name,
+      html`${job.warnings?.length ? html`<section aria-labelledby="warnings"><h2 id="warnings">Warnings</h2><ul>${job.warnings.map((warning) => html`<li><code>${warning.field}</code>: ${warning.message}</li>`)}</ul></section>` : null}
+${facts(settings)}
+<h2>Prompt template</h2><pre>${job.promptTemplate}</pre>
+${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplate}</pre>` : null}
+<h2>Triggers</h2>
+${table(['Id', 'Kind', 'State', 'When'], job.triggers.map((trigger) => [html`<code>${trigger.id}</code>`, html`${trigger.type}`, html`${trigger.enabled ? 'enabled' : 'disabled'}`, html`${triggerSummary(trigger)}`]), 'No trigger: the job runs when it is invoked.')}
+<h2>Recent runs</h2>
+${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(run), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]), 'No run yet.')}
+<p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a></p>`,
+    );
+  });
+
+  return router;
+}

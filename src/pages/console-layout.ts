@@ -1,0 +1,73 @@
+// The owner console's frame and parts: navigation with the signed-in owner and tenant, tables, times,
+// pagination and the not-found page, so that each console page only says what it shows.
+import type { Request, Response } from 'express';
+import type { OwnerService } from '../owners/owner-service';
+import { html, page, type Html } from '../http/html';
+import type { SessionService } from '../auth/session-service';
+import { signedInOrSentToLogin, type SignedIn } from './session-pages';
+
+export interface ConsoleDeps {
+  sessions: SessionService;
+  owners: OwnerService;
+}
+
+const SECTIONS = [
+  { href: '/console/jobs', label: 'Jobs' },
+  { href: '/console/runs', label: 'Runs' },
+  { href: '/console', label: 'Tokens and applications' },
+] as const;
+export type Section = (typeof SECTIONS)[number]['href'];
+
+/** The signed-in owner of a console page (or null once sent to sign in), with what the frame shows of them. */
+export async function consoleVisitor(deps: ConsoleDeps, req: Request, res: Response): Promise<(SignedIn & { email: string; tenantName: string }) | null> {
+  const session = await signedInOrSentToLogin(req, res, deps.sessions);
+  if (!session) return null;
+  const { ownerId, tenantId } = session.principal;
+  const [email, tenants] = await Promise.all([deps.owners.emailOf(ownerId), deps.owners.tenantsOf(ownerId)]);
+  return { ...session, email: email ?? ownerId, tenantName: tenants.find((tenant) => tenant.id === tenantId)?.name ?? tenantId };
+}
+
+/** A console page: the navigation (the current section marked), the owner and tenant, sign-out, then `body`. */
+export function consolePage(title: string, visitor: { email: string; tenantName: string }, section: Section, body: Html): string {
+  return page(
+    title,
+    html`<header><nav aria-label="Console">
+${SECTIONS.map(({ href, label }) => html`<a href="${href}"${href === section ? html` aria-current="page"` : null}>${label}</a>`)}
+<span class="who">${visitor.email} · ${visitor.tenantName}</span>
+<form method="post" action="/logout"><button type="submit" class="secondary">Sign out</button></form>
+</nav></header>
+${body}`,
+    { wide: true },
+  );
+}
+
+/** Answers with a console page headed by its title. */
+export function sendConsolePage(res: Response, visitor: { email: string; tenantName: string }, section: Section, title: string, body: Html): void {
+  res.type('html').send(consolePage(title, visitor, section, html`<h1>${title}</h1>
+${body}`));
+}
+
+/** A time as UTC text, machine-readable, with the full value on hover. */
+export const time = (iso: string | null | undefined): Html =>
+  iso ? html`<time datetime="${iso}" title="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>` : html`—`;
+
+/** A table with a header row, or `empty` when there are no rows. */
+export function table(headers: string[], rows: Html[][], empty: string): Html {
+  if (!rows.length) return html`<p>${empty}</p>`;
+  return html`<table><thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
+<tbody>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
+}
+
+/** Terms and their values, as a description list. */
+export const facts = (pairs: [string, Html][]): Html => html`<dl>${pairs.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}</dl>`;
+
+/** The link to the next page, from the `Link` header the API's pagination would send. */
+export function nextPage(headers: Record<string, string>): Html | null {
+  const next = /^<([^>]+)>/.exec(headers.Link ?? '')?.[1];
+  return next ? html`<p><a href="${next}" rel="next">Next page</a></p>` : null;
+}
+
+/** The console's 404: another tenant's ids and unknown ones look the same. */
+export function notFound(res: Response, visitor: { email: string; tenantName: string }, section: Section, what: string): void {
+  sendConsolePage(res.status(404), visitor, section, 'Not found', html`<p>${what}</p>`);
+}

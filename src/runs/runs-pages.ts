@@ -1,0 +1,103 @@
+// The console's run pages: the tenant's runs (by job and state), and one run with its prompt, outcome,
+// cause and trace. They render what the runs service returns, as the API's handlers do.
+import { type Request, type Response, Router } from 'express';
+import type { TenantDb } from '../db/tenant-scope';
+import { keysetPage, keysetRequest } from '../http/pagination';
+import { html, type Html } from '../http/html';
+import { NotFound } from '../lib/errors';
+import { runLink } from '../jobs/jobs-pages';
+import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { RUN_STATES, type RunState } from './runs-fns';
+import type { JobsService } from '../jobs/jobs-service';
+import type { RunsService } from './runs-service';
+
+export interface RunsPagesDeps extends ConsoleDeps {
+  runs: RunsService;
+  jobs: JobsService;
+  tenantDb: (tenantId: string) => TenantDb;
+}
+
+const TRACE_PAGE = 200;
+/** A link to a run's job, by the job's name while it lives (the tenant's live jobs are kept in memory). */
+async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
+  const live = await deps.jobs.live(db);
+  return (jobId: string): Html => html`<a href="/console/jobs/${encodeURIComponent(jobId)}">${live.find(jobId)?.name ?? jobId}</a>`;
+}
+
+const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
+
+/** What an event of the trace says, in a line. */
+function eventText(event: { type: string; data: unknown }): string {
+  const data = event.data as Record<string, unknown> | null;
+  if (event.type === 'agent_output' && typeof data?.text === 'string') return data.text;
+  return data === null || data === undefined ? '' : JSON.stringify(data);
+}
+
+export function runsPages(deps: RunsPagesDeps): Router {
+  const router = Router();
+
+  router.get('/console/runs', async (req: Request, res: Response) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const stateAsked = query(req, 'state');
+    const filter = { jobId: query(req, 'jobId'), state: RUN_STATES.includes(stateAsked as RunState) ? (stateAsked as RunState) : undefined };
+    const list = `console/runs?${filter.jobId ?? ''}&${filter.state ?? ''}`;
+    const request = keysetRequest<string>(list, { cursor: query(req, 'cursor') }, 'string');
+    const db = deps.tenantDb(visitor.principal.tenantId);
+    const { page, headers } = keysetPage(req, list, await deps.runs.list(db, request, filter), request, (run) => run.id);
+    const jobLink = await jobLinks(deps, db);
+    const rows = page.map((run) => [runLink(run), jobLink(run.jobId), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]);
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/runs',
+      'Runs',
+      html`<form method="get" action="/console/runs" class="filters">
+<div><label for="jobId">Job (id or slug)</label><input type="text" id="jobId" name="jobId" value="${filter.jobId ?? ''}"></div>
+<div><label for="state">State</label><select id="state" name="state"><option value="">any</option>${RUN_STATES.map((state) => html`<option${state === filter.state ? html` selected` : null}>${state}</option>`)}</select></div>
+<button type="submit">Filter</button></form>
+${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.')}${nextPage(headers)}`,
+    );
+  });
+
+  router.get('/console/runs/:runId', async (req: Request, res: Response) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const db = deps.tenantDb(visitor.principal.tenantId);
+    const list = `console/runs/${req.params.runId}/trace`;
+    const request = keysetRequest<number>(list, { limit: TRACE_PAGE, cursor: query(req, 'cursor') }, 'number');
+    let run: Awaited<ReturnType<RunsService['get']>>;
+    let trace: Awaited<ReturnType<RunsService['trace']>>;
+    try {
+      run = await deps.runs.get(db, req.params.runId as string);
+      trace = await deps.runs.trace(db, run.id, request);
+    } catch (err) {
+      if (err instanceof NotFound) return notFound(res, visitor, '/console/runs', 'No such run in this tenant.');
+      throw err;
+    }
+    const { page, headers } = keysetPage(req, list, trace, request, (event) => event.seq);
+    const jobLink = await jobLinks(deps, db);
+    const details: [string, Html][] = [
+      ['Job', jobLink(run.jobId)],
+      ['State', html`<strong>${run.state}</strong>`],
+      ['Started by', html`${run.trigger.type}${run.trigger.id ? html` (<code>${run.trigger.id}</code>)` : null}${run.replayOf ? html`, replaying <a href="/console/runs/${encodeURIComponent(run.replayOf)}">${run.replayOf}</a>` : null}`],
+      ['Created', time(run.createdAt)],
+      ['Started', time(run.startedAt)],
+      ['Finished', time(run.finishedAt)],
+    ];
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/runs',
+      run.name,
+      html`${facts(details)}
+${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : null}
+${run.result ? html`<h2>Result</h2><pre>${JSON.stringify(run.result, null, 2)}</pre>` : null}
+<h2>Prompt</h2><pre>${run.prompt}</pre>
+<h2>Trace</h2>
+${table(['#', 'Time', 'Event', 'Data'], page.map((event) => [html`${event.seq}`, time(event.at), html`${event.type}`, html`<pre>${eventText(event)}</pre>`]), 'Nothing traced yet.')}${nextPage(headers)}`,
+    );
+  });
+
+  return router;
+}

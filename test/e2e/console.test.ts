@@ -1,0 +1,60 @@
+// The console's job and run pages in Chromium: the owner signs in, follows the navigation from the jobs list
+// to a job and to its run, at a desktop and at a phone's width; the pages load nothing but this server and
+// raise no error. Screenshots go to test-artefacts/console/.
+import { mkdirSync } from 'node:fs';
+import path from 'node:path';
+import type { Page } from 'playwright-core';
+import { agentCommand } from '../support/agent';
+import { launchBrowser, watchPage, type PageActivity, type TestBrowser } from '../support/browser';
+import { accessToken, createOwner, sessionCookie } from '../support/identity';
+import { createJob, runSettled } from '../support/kit';
+import { startListeningApp, type ListeningApp } from '../support/server';
+import { SESSION_COOKIE } from '../../src/auth/session-service';
+
+const SHOTS = path.join(__dirname, '../../test-artefacts/console');
+
+let server: ListeningApp;
+let browser: TestBrowser;
+let page: Page;
+let activity: PageActivity;
+let runId: string;
+
+beforeAll(async () => {
+  mkdirSync(SHOTS, { recursive: true });
+  server = await startListeningApp({ localAgent: { command: agentCommand(), timeoutSeconds: 60, sandbox: 'off' } });
+  const owner = await createOwner(server.app.database.db, { tenantName: 'Acme' });
+  const bearer = { authorization: `Bearer ${await accessToken(server.app, owner)}` };
+  const job = await createJob(server.app, bearer, { name: 'Fix labelled issues', promptTemplate: 'Say {{ data.word }}', executionTargetId: 'local', triggers: [{ type: 'invocation' }, { type: 'schedule', cron: '0 3 * * 1-5', timezone: 'Europe/Berlin' }] });
+  const invoked = await fetch(`${server.url}/api/v1/jobs/${job.id}/invocations`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ data: { word: 'hello' } }) });
+  runId = ((await invoked.json()) as { runId: string }).runId;
+  await runSettled(server.app, bearer, runId);
+  browser = await launchBrowser({ baseURL: server.url });
+  const [name, value] = (await sessionCookie(server.app, owner)).split('=');
+  await browser.context.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: 'Lax' }]);
+  expect(name).toBe(SESSION_COOKIE);
+  page = await browser.context.newPage();
+  activity = watchPage(page);
+});
+afterAll(async () => {
+  await browser?.close();
+  await server?.close();
+});
+
+it('goes from the jobs list to a job and its run, and every page stays on this server without errors', async () => {
+  await page.goto('/console/jobs');
+  await page.screenshot({ path: path.join(SHOTS, 'jobs.png'), fullPage: true });
+  await page.getByRole('link', { name: 'Fix labelled issues' }).click();
+  await page.getByRole('heading', { name: 'Fix labelled issues' }).waitFor();
+  await page.getByText('0 3 * * 1-5 (Europe/Berlin)').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'job.png'), fullPage: true });
+  await page.getByRole('link', { name: 'Fix labelled issues' }).last().click(); // the run, named after the job
+  await page.getByText('succeeded').first().waitFor();
+  await page.getByText('Say hello').first().waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'run.png'), fullPage: true });
+  await page.getByRole('link', { name: 'Runs' }).click();
+  await page.getByRole('button', { name: 'Filter' }).waitFor();
+  await page.setViewportSize({ width: 390, height: 844 });
+  await page.screenshot({ path: path.join(SHOTS, 'runs-phone.png'), fullPage: true });
+  expect(activity.errors).toEqual([]);
+  expect(activity.requests.every((url) => url.startsWith(server.url))).toBe(true);
+});
