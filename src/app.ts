@@ -147,7 +147,15 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
-  app.use(jobsPages({ ...pageDeps, jobs: domains.jobs, tenantDb, recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }) }));
+  app.use(
+    jobsPages({
+      ...pageDeps,
+      jobs: domains.jobs,
+      tenantDb,
+      recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }),
+      invoke: async (tenant, jobId, data) => (await domains.runs.invoke(tenant, jobId, { data })).body,
+    }),
+  );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));

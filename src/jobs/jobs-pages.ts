@@ -1,13 +1,14 @@
 // The console's job pages: the tenant's jobs, and one job with its triggers, templates, settings, warnings
 // and recent runs. They render what the jobs service returns, as the API's handlers do.
-import { type Request, type Response, Router } from 'express';
+import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { NotFound } from '../lib/errors';
+import { NotFound, ValidationFailed } from '../lib/errors';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
-import type { Trigger } from './jobs-fns';
+import { sameOriginForms } from '../pages/session-pages';
+import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
 
 type RunView = components['schemas']['Run'];
@@ -17,6 +18,9 @@ export interface JobsPagesDeps extends ConsoleDeps {
   tenantDb: (tenantId: string) => TenantDb;
   /** The job's latest runs, newest first. */
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
+  /** Invokes the job as the API does. */
+  invoke(db: TenantDb, jobId: string, data: Record<string, unknown>): Promise<{ runId: string }>;
+  baseUrl: URL;
 }
 
 /** What starts a trigger, in a line. */
@@ -37,6 +41,8 @@ export const runLink = (run: RunView): Html => html`<a href="/console/runs/${enc
 
 export function jobsPages(deps: JobsPagesDeps): Router {
   const router = Router();
+  const sameOrigin = sameOriginForms(deps.baseUrl);
+  const form = express.urlencoded({ extended: false, limit: '64kb' });
 
   router.get('/console/jobs', async (req: Request, res: Response) => {
     const visitor = await consoleVisitor(deps, req, res);
@@ -56,7 +62,8 @@ export function jobsPages(deps: JobsPagesDeps): Router {
     sendConsolePage(res, visitor, '/console/jobs', 'Jobs', html`${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
   });
 
-  router.get('/console/jobs/:jobId', async (req: Request, res: Response) => {
+  /** A job's page; after a refused invocation, with the data sent and the error beside it. */
+  async function showJob(req: Request, res: Response, invocation: { data: string; error: string } | null = null) {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const db = deps.tenantDb(visitor.principal.tenantId);
@@ -68,15 +75,17 @@ export function jobsPages(deps: JobsPagesDeps): Router {
       throw err;
     }
     const runs = await deps.recentRuns(db, job.id);
+    const at = `/console/jobs/${encodeURIComponent(job.id)}`;
     const settings: [string, Html][] = [
       ['Slug', html`<code>${job.slug}</code>`],
-      ['State', html`${job.enabled ? 'enabled' : 'disabled'}`],
+      ['State', html`${job.enabled ? 'enabled' : 'disabled'} <form method="post" action="${at}/${job.enabled ? 'disable' : 'enable'}"><button type="submit" class="secondary">${job.enabled ? 'Disable' : 'Enable'}</button></form>`],
       ['Execution target', html`${job.executionTargetId ?? 'none'}`],
       ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
       ['Runs at once', html`${job.concurrencyLimit}`],
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],
     ];
+    if (invocation) res.status(400);
     sendConsolePage(
       res,
       visitor,
@@ -84,6 +93,13 @@ export function jobsPages(deps: JobsPagesDeps): Router {
       job.name,
       html`${job.warnings?.length ? html`<section aria-labelledby="warnings"><h2 id="warnings">Warnings</h2><ul>${job.warnings.map((warning) => html`<li><code>${warning.field}</code>: ${warning.message}</li>`)}</ul></section>` : null}
 ${facts(settings)}
+${job.enabled
+  ? html`<h2>Invoke</h2><form method="post" action="${at}/invoke">
+<label for="data">Data (JSON)</label>
+<textarea id="data" name="data" rows="4"${invocation ? html` aria-invalid="true" aria-describedby="data-error"` : null}>${invocation?.data ?? '{}'}</textarea>
+${invocation ? html`<p id="data-error" class="error" role="alert">${invocation.error}</p>` : null}
+<button type="submit">Invoke</button></form>`
+  : null}
 <h2>Prompt template</h2><pre>${job.promptTemplate}</pre>
 ${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplate}</pre>` : null}
 <h2>Triggers</h2>
@@ -92,6 +108,38 @@ ${table(['Id', 'Kind', 'State', 'When'], job.triggers.map((trigger) => [html`<co
 ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(run), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]), 'No run yet.')}
 <p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a></p>`,
     );
+  }
+
+  router.get('/console/jobs/:jobId', (req, res) => showJob(req, res));
+
+  for (const enabled of [true, false]) {
+    router.post(`/console/jobs/:jobId/${enabled ? 'enable' : 'disable'}`, sameOrigin, async (req, res) => {
+      const visitor = await consoleVisitor(deps, req, res);
+      if (!visitor) return;
+      const job = await deps.jobs.setEnabled(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string, enabled);
+      res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
+    });
+  }
+
+  // The data is checked as the API checks it (the invocation trigger's input schema); a refusal shows on the form.
+  router.post('/console/jobs/:jobId/invoke', sameOrigin, form, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const text = typeof req.body?.data === 'string' && req.body.data.trim() ? req.body.data : '{}';
+    let data: unknown;
+    try {
+      data = JSON.parse(text);
+    } catch (err) {
+      return showJob(req, res, { data: text, error: `The data is not JSON: ${(err as Error).message}.` });
+    }
+    if (!data || typeof data !== 'object' || Array.isArray(data)) return showJob(req, res, { data: text, error: 'The data must be a JSON object.' });
+    try {
+      const { runId } = await deps.invoke(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string, data as Record<string, unknown>);
+      res.redirect(303, `/console/runs/${encodeURIComponent(runId)}`);
+    } catch (err) {
+      if (err instanceof ValidationFailed || err instanceof InvalidTemplate) return showJob(req, res, { data: text, error: err.message });
+      throw err;
+    }
   });
 
   return router;

@@ -51,11 +51,14 @@ ${body}`));
 export const time = (iso: string | null | undefined): Html =>
   iso ? html`<time datetime="${iso}" title="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>` : html`—`;
 
-/** A table with a header row, or `empty` when there are no rows. */
-export function table(headers: string[], rows: Html[][], empty: string): Html {
-  if (!rows.length) return html`<p>${empty}</p>`;
+/**
+ * A table with a header row, or `empty` when there are no rows; with `body` (attributes of its body, for a
+ * script that adds rows) the table is shown even empty.
+ */
+export function table(headers: string[], rows: Html[][], empty: string, body?: Html): Html {
+  if (!rows.length && !body) return html`<p>${empty}</p>`;
   return html`<table><thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
-<tbody>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
+<tbody${body ?? null}>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
 }
 
 /** Terms and their values, as a description list. */

@@ -1,23 +1,29 @@
 // The console's run pages: the tenant's runs (by job and state), and one run with its prompt, outcome,
 // cause and trace. They render what the runs service returns, as the API's handlers do.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { NotFound } from '../lib/errors';
+import { projectRoot } from '../lib/paths';
 import { runLink } from '../jobs/jobs-pages';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
-import { RUN_STATES, type RunState } from './runs-fns';
+import { sameOriginForms } from '../pages/session-pages';
+import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
 import type { JobsService } from '../jobs/jobs-service';
 import type { RunsService } from './runs-service';
 
 export interface RunsPagesDeps extends ConsoleDeps {
   runs: RunsService;
   jobs: JobsService;
+  baseUrl: URL;
   tenantDb: (tenantId: string) => TenantDb;
 }
 
 const TRACE_PAGE = 200;
+const LIVE_RUN = readFileSync(path.join(projectRoot, 'src/runs/assets/live-run.js'), 'utf8');
 /** A link to a run's job, by the job's name while it lives (the tenant's live jobs are kept in memory). */
 async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
   const live = await deps.jobs.live(db);
@@ -25,6 +31,14 @@ async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
 }
 
 const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
+
+/** Stop while the run may be stopped; replay once it has finished. */
+function actions(run: { id: string; state: RunState }): Html | null {
+  const at = `/console/runs/${encodeURIComponent(run.id)}`;
+  if (isStoppable(run.state)) return html`<form method="post" action="${at}/stop"><button type="submit">Stop</button></form>`;
+  if (isTerminal(run.state)) return html`<form method="post" action="${at}/replay"><button type="submit" class="secondary">Replay</button></form>`;
+  return null;
+}
 
 /** What an event of the trace says, in a line. */
 function eventText(event: { type: string; data: unknown }): string {
@@ -35,6 +49,7 @@ function eventText(event: { type: string; data: unknown }): string {
 
 export function runsPages(deps: RunsPagesDeps): Router {
   const router = Router();
+  const sameOrigin = sameOriginForms(deps.baseUrl);
 
   router.get('/console/runs', async (req: Request, res: Response) => {
     const visitor = await consoleVisitor(deps, req, res);
@@ -76,10 +91,12 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
       throw err;
     }
     const { page, headers } = keysetPage(req, list, trace, request, (event) => event.seq);
+    // The last page of an unfinished run's trace grows in place.
+    const live = !isTerminal(run.state) && !headers.Link;
     const jobLink = await jobLinks(deps, db);
     const details: [string, Html][] = [
       ['Job', jobLink(run.jobId)],
-      ['State', html`<strong>${run.state}</strong>`],
+      ['State', html`<strong id="run-state">${run.state}</strong>${actions(run)}`],
       ['Started by', html`${run.trigger.type}${run.trigger.id ? html` (<code>${run.trigger.id}</code>)` : null}${run.replayOf ? html`, replaying <a href="/console/runs/${encodeURIComponent(run.replayOf)}">${run.replayOf}</a>` : null}`],
       ['Created', time(run.createdAt)],
       ['Started', time(run.startedAt)],
@@ -95,8 +112,27 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : null}
 ${run.result ? html`<h2>Result</h2><pre>${JSON.stringify(run.result, null, 2)}</pre>` : null}
 <h2>Prompt</h2><pre>${run.prompt}</pre>
 <h2>Trace</h2>
-${table(['#', 'Time', 'Event', 'Data'], page.map((event) => [html`${event.seq}`, time(event.at), html`${event.type}`, html`<pre>${eventText(event)}</pre>`]), 'Nothing traced yet.')}${nextPage(headers)}`,
+${table(['#', 'Time', 'Event', 'Data'], page.map((event) => [html`${event.seq}`, time(event.at), html`${event.type}`, html`<pre>${eventText(event)}</pre>`]), 'Nothing traced yet.', live ? html` id="trace" data-run="${run.id}" data-after="${page.at(-1)?.seq ?? request.after ?? 0}"` : undefined)}${nextPage(headers)}
+${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
     );
+  });
+
+  router.get('/console/live-run.js', (_req, res) => {
+    res.type('js').set('cache-control', 'no-cache').send(LIVE_RUN);
+  });
+
+  router.post('/console/runs/:runId/stop', sameOrigin, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const run = await deps.runs.stop(deps.tenantDb(visitor.principal.tenantId), req.params.runId as string);
+    res.redirect(303, `/console/runs/${encodeURIComponent(run.id)}`);
+  });
+
+  router.post('/console/runs/:runId/replay', sameOrigin, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const { body } = await deps.runs.replay(deps.tenantDb(visitor.principal.tenantId), req.params.runId as string);
+    res.redirect(303, `/console/runs/${encodeURIComponent(body.runId)}`);
   });
 
   return router;

@@ -63,7 +63,8 @@ it('lists runs, filtered by job and state', async () => {
 it('shows a run with its state, prompt, outcome and trace', async () => {
   const res = await get(`/console/runs/${runId}`);
   expect(res.status).toBe(200);
-  expect(res.text).toContain('<strong>succeeded</strong>');
+  expect(res.text).toContain('<strong id="run-state">succeeded</strong>');
+  expect(res.text).not.toContain('live-run.js'); // a finished run's page is still
   expect(res.text).toContain('Say hello');
   expect(res.text).toContain('prompt_rendered');
   expect(res.text).toContain('agent_output');
@@ -84,4 +85,61 @@ it('answers 404 for another tenant\'s job and run, and shows none of them', asyn
 it('refuses a cursor from another list with the error page, not a 500', async () => {
   const res = await get('/console/jobs?cursor=not-a-cursor');
   expect(res.status).toBe(400);
+});
+
+describe('actions', () => {
+  const post = (path: string, form: Record<string, string> = {}, origin = 'http://localhost:3000') =>
+    request(app.app).post(path).set('cookie', cookie).set('origin', origin).type('form').send(form);
+
+  it('invokes a job from its form and goes to the run; refused data stays on the form with the reason', async () => {
+    const schema = await createJob(app, bearer, {
+      name: 'Typed',
+      promptTemplate: 'Say {{ data.word }}',
+      executionTargetId: 'local',
+      triggers: [{ type: 'invocation', inputSchema: { type: 'object', required: ['word'], properties: { word: { type: 'string' } } } }],
+    });
+    const started = await post(`/console/jobs/${schema.id}/invoke`, { data: '{"word": "hi"}' });
+    expect(started.status).toBe(303);
+    const newRun = /^\/console\/runs\/(run_\w+)$/.exec(started.headers.location)![1];
+    expect((await runSettled(app, bearer, newRun)).prompt).toBe('Say hi');
+
+    const notJson = await post(`/console/jobs/${schema.id}/invoke`, { data: '{"word": ' });
+    expect(notJson.status).toBe(400);
+    expect(notJson.text).toMatch(/<textarea id="data" name="data" rows="4" aria-invalid="true" aria-describedby="data-error">\{&quot;word&quot;: <\/textarea>/);
+    expect(notJson.text).toContain('The data is not JSON');
+    const refused = await post(`/console/jobs/${schema.id}/invoke`, { data: '{"word": 3}' });
+    expect([refused.status, refused.text.includes('must be string')]).toEqual([400, true]);
+  });
+
+  it('refuses a post from another origin with 403', async () => {
+    for (const path of [`/console/jobs/${job.id}/invoke`, `/console/jobs/${job.id}/disable`, `/console/runs/${runId}/replay`]) {
+      expect((await post(path, {}, 'https://evil.example')).status).toBe(403);
+    }
+    expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.enabled).toBe(true);
+  });
+
+  it('disables and enables a job', async () => {
+    expect((await post(`/console/jobs/${job.id}/disable`)).status).toBe(303);
+    expect((await get(`/console/jobs/${job.id}`)).text).toContain('<button type="submit" class="secondary">Enable</button>');
+    expect((await post(`/console/jobs/${job.id}/enable`)).status).toBe(303);
+    expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.enabled).toBe(true);
+  });
+
+  it('stops a running run, and replays a finished one', async () => {
+    const sleeper = await createJob(app, bearer, { name: 'Sleeper', promptTemplate: 'sleep', executionTargetId: 'local' });
+    const long = (await call(app, 'POST', `/api/v1/jobs/${sleeper.id}/invocations`, { headers: bearer, body: {} })).body.runId;
+    await runSettled(app, bearer, long, ['running']);
+    const running = (await get(`/console/runs/${long}`)).text;
+    expect(running).toContain('>Stop</button>');
+    expect(running).toContain(`<tbody id="trace" data-run="${long}" data-after="`);
+    expect(running).toContain('<script src="/console/live-run.js" defer></script>');
+    const script = await get('/console/live-run.js');
+    expect([script.status, script.headers['content-type']]).toEqual([200, 'text/javascript; charset=utf-8']);
+    expect((await post(`/console/runs/${long}/stop`)).status).toBe(303);
+    expect((await runSettled(app, bearer, long)).state).toBe('canceled');
+
+    const replayed = await post(`/console/runs/${runId}/replay`);
+    const again = /^\/console\/runs\/(run_\w+)$/.exec(replayed.headers.location)![1];
+    expect((await runSettled(app, bearer, again)).replayOf).toBe(runId);
+  });
 });

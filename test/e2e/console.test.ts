@@ -58,3 +58,40 @@ it('goes from the jobs list to a job and its run, and every page stays on this s
   expect(activity.errors).toEqual([]);
   expect(activity.requests.every((url) => url.startsWith(server.url))).toBe(true);
 });
+
+describe('a run under way', () => {
+  let live: ListeningApp;
+  beforeAll(async () => {
+    live = await startListeningApp({ localAgent: { command: agentCommand('echo "step 1"; sleep 2; echo "step 2"; sleep 2; echo "step 3"\n'), timeoutSeconds: 60, sandbox: 'off' } });
+  });
+  afterAll(() => live?.close());
+
+  it('grows its trace and turns succeeded on the page, with no reload', async () => {
+    const owner = await createOwner(live.app.database.db);
+    const bearer = { authorization: `Bearer ${await accessToken(live.app, owner)}` };
+    const job = await createJob(live.app, bearer, { name: 'Three steps', promptTemplate: 'go', executionTargetId: 'local' });
+    const context = await browser.browser.newContext({ baseURL: live.url });
+    const [name, value] = (await sessionCookie(live.app, owner)).split('=');
+    await context.addCookies([{ name, value, url: live.url, httpOnly: true, sameSite: 'Lax' }]);
+    const tab = await context.newPage();
+    const watched = watchPage(tab);
+    const invoked = await fetch(`${live.url}/api/v1/jobs/${job.id}/invocations`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{}' });
+    const { runId: id } = (await invoked.json()) as { runId: string };
+    let loads = 0;
+    tab.on('load', () => loads++);
+    await tab.goto(`/console/runs/${id}`);
+    // The agent takes four seconds: the page shows the run unfinished, then its lines as they come.
+    expect(await tab.locator('#run-state').textContent()).not.toBe('succeeded');
+    expect(await tab.getByText('step 3', { exact: true }).count()).toBe(0);
+    await tab.getByText('step 2', { exact: true }).waitFor({ timeout: 15_000 });
+    expect([await tab.locator('#run-state').textContent(), await tab.getByText('step 3', { exact: true }).count()]).toEqual(['running', 0]);
+    await tab.screenshot({ path: path.join(SHOTS, 'run-running.png'), fullPage: true });
+    await tab.getByText('step 3', { exact: true }).waitFor({ timeout: 15_000 });
+    await tab.locator('#run-state', { hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
+    await tab.getByRole('button', { name: 'Replay' }).waitFor();
+    await tab.screenshot({ path: path.join(SHOTS, 'run-live.png'), fullPage: true });
+    expect(loads).toBe(1);
+    expect(watched.errors).toEqual([]);
+    await context.close();
+  });
+});
