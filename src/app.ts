@@ -40,6 +40,7 @@ import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
 import { runsPages } from './runs/runs-pages';
+import { webhooksPages } from './webhooks/webhooks-pages';
 
 export interface AppDeps {
   config: Config;
@@ -157,6 +158,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     }),
   );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
+  app.use(webhooksPages({ ...pageDeps, webhooks: domains.webhooks, jobs: domains.jobs, tenantDb }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));
   app.post('/oauth/register', rateLimit(limits, 'registration', byAddress));

@@ -43,8 +43,9 @@ td form{display:inline}td button{margin:0}
 nav{display:flex;gap:1rem;align-items:center;flex-wrap:wrap}nav form{display:inline}
 header nav{margin-bottom:1.5rem;padding-bottom:.5rem;border-bottom:1px solid #ddd}header nav button{margin:0}
 nav a[aria-current=page]{font-weight:700;color:#1d1d1f}.who{margin-left:auto;color:#555;overflow-wrap:anywhere}
-h2{font-size:1.2rem;margin-top:2rem}
-td code,dd code{font-size:.9rem;letter-spacing:0}
+h2{font-size:1.2rem;margin-top:2rem}h3{font-size:1rem;margin:1.5rem 0 .5rem}
+.decision{border-left:3px solid #ddd;padding-left:.75rem}summary{cursor:pointer;margin-top:1.5rem}
+td code,dd code,h3 code,li code{font-size:.9rem;letter-spacing:0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f5f5f7;padding:.5rem;margin:0;font-size:.9rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
 .filters{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap;margin-bottom:1rem}.filters label{margin:0}.filters input{width:auto}

@@ -14,6 +14,7 @@ export interface ConsoleDeps {
 const SECTIONS = [
   { href: '/console/jobs', label: 'Jobs' },
   { href: '/console/runs', label: 'Runs' },
+  { href: '/console/activity', label: 'Webhook activity' },
   { href: '/console', label: 'Tokens and applications' },
 ] as const;
 export type Section = (typeof SECTIONS)[number]['href'];

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
-import { createJob, runSettled } from '../support/kit';
+import { createJob, githubDelivery, runSettled } from '../support/kit';
 import { call } from '../support/http';
 
 let app: TestApp;
@@ -141,5 +141,41 @@ describe('actions', () => {
     const replayed = await post(`/console/runs/${runId}/replay`);
     const again = /^\/console\/runs\/(run_\w+)$/.exec(replayed.headers.location)![1];
     expect((await runSettled(app, bearer, again)).replayOf).toBe(runId);
+  });
+});
+
+describe('webhook activity', () => {
+  let activityId: string;
+
+  beforeAll(async () => {
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
+    const trigger = (label: string) => ({ type: 'webhook', sourceId: source.id, events: ['issues.labeled'], conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: label }] } });
+    await createJob(app, bearer, { name: 'Wants agent', promptTemplate: 'Fix {{ payload.issue.number }}', triggers: [trigger('agent')] });
+    await createJob(app, bearer, { name: 'Wants docs', promptTemplate: 'x', triggers: [trigger('docs')] });
+    const { body, headers } = githubDelivery(source.signingSecret, { action: 'labeled', issue: { number: 42 }, label: { name: 'agent' } });
+    activityId = (await request(app.app).post(`/hooks/${source.id}`).set(headers).send(body)).body.activityId;
+    await app.runner.idle();
+  });
+
+  it('lists the deliveries with what their triggers decided', async () => {
+    const res = await get('/console/activity');
+    expect(res.status).toBe(200);
+    expect(res.text).toContain(`href="/console/activity/${activityId}">issues.labeled</a>`);
+    expect(res.text).toContain('1 matched, 0 errors, 1 missed');
+  });
+
+  it('shows why each trigger ran or not, leaf by leaf, and the run it started', async () => {
+    const res = await get(`/console/activity/${activityId}`);
+    expect(res.status).toBe(200);
+    expect(res.text).toMatch(/Wants agent<\/a>, trigger <code>trg_\w+<\/code>: match/);
+    expect(res.text).toMatch(/Wants docs<\/a>, trigger <code>trg_\w+<\/code>: no-match/);
+    expect(res.text).toContain('<code>&quot;docs&quot;</code></td><td><code>&quot;agent&quot;</code></td><td>does not hold</td>');
+    expect(res.text).toMatch(/Started <a href="\/console\/runs\/run_\w+">/);
+  });
+
+  it('answers 404 for another tenant\'s delivery', async () => {
+    const other = await sessionCookie(app, await createOwner(app.database.db));
+    expect((await get(`/console/activity/${activityId}`, other)).status).toBe(404);
+    expect((await get('/console/activity', other)).text).not.toContain(activityId);
   });
 });

@@ -7,7 +7,7 @@ import type { Page } from 'playwright-core';
 import { agentCommand } from '../support/agent';
 import { launchBrowser, watchPage, type PageActivity, type TestBrowser } from '../support/browser';
 import { accessToken, createOwner, sessionCookie } from '../support/identity';
-import { createJob, runSettled } from '../support/kit';
+import { createJob, githubDelivery, runSettled } from '../support/kit';
 import { startListeningApp, type ListeningApp } from '../support/server';
 import { SESSION_COOKIE } from '../../src/auth/session-service';
 
@@ -18,12 +18,13 @@ let browser: TestBrowser;
 let page: Page;
 let activity: PageActivity;
 let runId: string;
+let bearer: Record<string, string>;
 
 beforeAll(async () => {
   mkdirSync(SHOTS, { recursive: true });
   server = await startListeningApp({ localAgent: { command: agentCommand(), timeoutSeconds: 60, sandbox: 'off' } });
   const owner = await createOwner(server.app.database.db, { tenantName: 'Acme' });
-  const bearer = { authorization: `Bearer ${await accessToken(server.app, owner)}` };
+  bearer = { authorization: `Bearer ${await accessToken(server.app, owner)}` };
   const job = await createJob(server.app, bearer, { name: 'Fix labelled issues', promptTemplate: 'Say {{ data.word }}', executionTargetId: 'local', triggers: [{ type: 'invocation' }, { type: 'schedule', cron: '0 3 * * 1-5', timezone: 'Europe/Berlin' }] });
   const invoked = await fetch(`${server.url}/api/v1/jobs/${job.id}/invocations`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ data: { word: 'hello' } }) });
   runId = ((await invoked.json()) as { runId: string }).runId;
@@ -57,6 +58,21 @@ it('goes from the jobs list to a job and its run, and every page stays on this s
   await page.screenshot({ path: path.join(SHOTS, 'runs-phone.png'), fullPage: true });
   expect(activity.errors).toEqual([]);
   expect(activity.requests.every((url) => url.startsWith(server.url))).toBe(true);
+});
+
+it('shows a delivery\'s decisions, leaf by leaf, from the activity list', async () => {
+  const source = (await (await fetch(`${server.url}/api/v1/webhook-sources`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'GitHub', format: 'github' }) })).json()) as { id: string; signingSecret: string };
+  await createJob(server.app, bearer, { name: 'Docs only', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['issues.labeled'], conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: 'docs' }] } }] });
+  const { body, headers } = githubDelivery(source.signingSecret, { action: 'labeled', issue: { number: 7 }, label: { name: 'agent' } });
+  expect((await fetch(`${server.url}/hooks/${source.id}`, { method: 'POST', headers, body })).status).toBe(202);
+  await server.app.runner.idle();
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.goto('/console/jobs');
+  await page.getByRole('link', { name: 'Webhook activity' }).click();
+  await page.getByRole('link', { name: 'issues.labeled' }).first().click();
+  await page.getByText('does not hold').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'delivery.png'), fullPage: true });
+  expect(activity.errors).toEqual([]);
 });
 
 describe('a run under way', () => {
