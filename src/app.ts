@@ -155,6 +155,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
       tenantDb,
       recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }),
       invoke: async (tenant, jobId, data) => (await domains.runs.invoke(tenant, jobId, { data })).body,
+      jobBodyProblem: (body) => api.bodyProblem('createJob', body),
     }),
   );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));

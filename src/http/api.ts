@@ -59,6 +59,8 @@ export interface Api {
   takesBody(req: Request): boolean;
   /** Whether the matched operation documents `status` among its responses. */
   documents(req: Request, status: number): boolean;
+  /** Why `body` is not a valid request body of the operation, in the words of its 400 `validation_failed`, or null. */
+  bodyProblem(operationId: OperationId, body: unknown): string | null;
   backend: OpenAPIBackend;
 }
 
@@ -149,5 +151,11 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
     },
     takesBody: (req) => Boolean(operationOf(req)?.requestBody),
     documents: (req, status) => Boolean(operationOf(req)?.responses?.[String(status)]),
+    bodyProblem(operationId, body) {
+      const { method, path } = backend.router.getOperation(operationId)!;
+      const result = backend.validator.validateRequest({ method, path, body, headers: { 'content-type': 'application/json' }, query: {} }, operationId);
+      const errors = (result.errors ?? []) as ErrorObject[];
+      return result.valid ? null : errors.length ? describe(errors[0]) : 'The request is invalid.';
+    },
   };
 }

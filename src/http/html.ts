@@ -52,7 +52,7 @@ dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-we
 select{font:inherit;padding:.4rem}
 textarea{width:100%;box-sizing:border-box;font:.9rem/1.4 monospace;padding:.5rem;border:1px solid #888;border-radius:4px}
 dd form{display:inline}dd button{margin:0 0 0 .5rem;padding:.1rem .6rem}
-@media (max-width:40rem){main{margin:0;border-radius:0;padding:1rem;box-sizing:border-box;max-width:100%}table{display:block;overflow-x:auto;max-width:100%}.who{margin-left:0}}
+@media (max-width:40rem){main{margin:0;border-radius:0;padding:1rem;box-sizing:border-box;max-width:100%}table{display:block;overflow-x:auto;max-width:100%}td pre{min-width:16rem}.who{margin-left:0}}
 `;
 
 export function page(title: string, body: Html, { wide = false } = {}): string {

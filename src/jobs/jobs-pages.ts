@@ -5,7 +5,7 @@ import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { NotFound, ValidationFailed } from '../lib/errors';
+import { AppError, NotFound, ValidationFailed } from '../lib/errors';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
@@ -20,6 +20,8 @@ export interface JobsPagesDeps extends ConsoleDeps {
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
   /** Invokes the job as the API does. */
   invoke(db: TenantDb, jobId: string, data: Record<string, unknown>): Promise<{ runId: string }>;
+  /** Why a body is not a job the API would create (its schema), or null. */
+  jobBodyProblem(body: unknown): string | null;
   baseUrl: URL;
 }
 
@@ -36,6 +38,13 @@ function triggerSummary(trigger: Trigger): string {
       return trigger.inputSchema ? 'direct invocation, data checked against its input schema' : 'direct invocation';
   }
 }
+
+/** What the new-job form starts with: a job that runs when invoked. */
+const NEW_JOB = JSON.stringify(
+  { name: 'Say hello', promptTemplate: 'Say hello to {{ data.who }}.', triggers: [{ type: 'invocation', defaultData: { who: 'world' } }] },
+  null,
+  2,
+);
 
 export const runLink = (run: RunView): Html => html`<a href="/console/runs/${encodeURIComponent(run.id)}">${run.name}</a>`;
 
@@ -59,7 +68,51 @@ export function jobsPages(deps: JobsPagesDeps): Router {
       html`${job.executionTargetId ?? 'none'}`,
       time(job.updatedAt),
     ]);
-    sendConsolePage(res, visitor, '/console/jobs', 'Jobs', html`${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
+    sendConsolePage(res, visitor, '/console/jobs', 'Jobs', html`<p><a href="/console/jobs/new">New job</a></p>
+${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
+  });
+
+  /** The new-job form; after a refusal, with the text sent and the reason beside it. */
+  function showNewJob(res: Response, visitor: Parameters<typeof sendConsolePage>[1], sent?: { text: string; error: string }) {
+    if (sent) res.status(400);
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/jobs',
+      'New job',
+      html`<form method="post" action="/console/jobs">
+<label for="job">The job as JSON, as <code>POST /api/v1/jobs</code> takes it</label>
+<textarea id="job" name="job" rows="18"${sent ? html` aria-invalid="true" aria-describedby="job-error"` : null}>${sent?.text ?? NEW_JOB}</textarea>
+${sent ? html`<p id="job-error" class="error" role="alert">${sent.error}</p>` : null}
+<button type="submit">Create</button></form>
+<p>Templates and conditions are checked as the API checks them: a name the triggers do not provide is refused, with the closest one.</p>`,
+    );
+  }
+
+  router.get('/console/jobs/new', async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (visitor) showNewJob(res, visitor);
+  });
+
+  router.post('/console/jobs', sameOrigin, form, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const text = typeof req.body?.job === 'string' ? req.body.job : '';
+    let body: unknown;
+    try {
+      body = JSON.parse(text);
+    } catch (err) {
+      return showNewJob(res, visitor, { text, error: `The job is not JSON: ${(err as Error).message}.` });
+    }
+    const problem = deps.jobBodyProblem(body);
+    if (problem) return showNewJob(res, visitor, { text, error: problem });
+    try {
+      const job = await deps.jobs.create(deps.tenantDb(visitor.principal.tenantId), body as Parameters<JobsService['create']>[1]);
+      res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) return showNewJob(res, visitor, { text, error: err.message });
+      throw err;
+    }
   });
 
   /** A job's page; after a refused invocation, with the data sent and the error beside it. */

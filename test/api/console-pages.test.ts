@@ -25,6 +25,7 @@ beforeAll(async () => {
 });
 afterAll(() => app.close());
 
+const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;').replace(/'/g, '&#39;');
 const get = (path: string, as = cookie) => request(app.app).get(path).set('cookie', as);
 
 it.each(['/console/jobs', '/console/runs', '/console/jobs/job_x', '/console/runs/run_x'])('sends a visitor without a session from %s to sign in', async (path) => {
@@ -111,8 +112,29 @@ describe('actions', () => {
     expect([refused.status, refused.text.includes('must be string')]).toEqual([400, true]);
   });
 
+  it('creates a job from pasted JSON, checked as the API checks it, a refusal beside the field with the text kept', async () => {
+    const form = await get('/console/jobs/new');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('&quot;promptTemplate&quot;: &quot;Say hello to {{ data.who }}.&quot;');
+    const made = await post('/console/jobs', { job: JSON.stringify({ name: 'From the console', promptTemplate: 'Hi {{ data.who }}' }) });
+    expect(made.status).toBe(303);
+    const id = /^\/console\/jobs\/(job_\w+)$/.exec(made.headers.location)![1];
+    expect((await call(app, 'GET', `/api/v1/jobs/${id}`, { headers: bearer })).body.name).toBe('From the console');
+
+    for (const [text, reason] of [
+      ['{"name": ', 'The job is not JSON'],
+      ['{"name": "x", "nme": "x", "promptTemplate": "x"}', '`nme` is not an allowed property'],
+      ['{"name": "x", "promptTemplate": "{{ dta.who }}"}', '(did you mean `data`?)'],
+    ]) {
+      const refused = await post('/console/jobs', { job: text });
+      expect(refused.status).toBe(400);
+      expect(refused.text).toContain(escape(reason));
+      expect(refused.text).toContain(`aria-describedby="job-error">${escape(text)}</textarea>`);
+    }
+  });
+
   it('refuses a post from another origin with 403', async () => {
-    for (const path of [`/console/jobs/${job.id}/invoke`, `/console/jobs/${job.id}/disable`, `/console/runs/${runId}/replay`]) {
+    for (const path of ['/console/jobs', `/console/jobs/${job.id}/invoke`, `/console/jobs/${job.id}/disable`, `/console/runs/${runId}/replay`]) {
       expect((await post(path, {}, 'https://evil.example')).status).toBe(403);
     }
     expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.enabled).toBe(true);

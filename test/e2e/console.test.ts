@@ -60,6 +60,20 @@ it('goes from the jobs list to a job and its run, and every page stays on this s
   expect(activity.requests.every((url) => url.startsWith(server.url))).toBe(true);
 });
 
+it('creates a job from pasted JSON and invokes it from its page', async () => {
+  await page.goto('/console/jobs');
+  await page.getByRole('link', { name: 'New job' }).click();
+  await page.getByLabel('The job as JSON').fill(JSON.stringify({ name: 'Made in the browser', promptTemplate: 'Say {{ data.word }}', executionTargetId: 'local' }));
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('heading', { name: 'Made in the browser' }).waitFor();
+  await page.getByLabel('Data (JSON)').fill('{"word": "from the form"}');
+  await page.getByRole('button', { name: 'Invoke' }).click();
+  await page.locator('#run-state', { hasText: 'succeeded' }).waitFor({ timeout: 15_000 });
+  await page.getByText('prompt=Say from the form', { exact: true }).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'invoked-phone.png'), fullPage: true });
+  expect(activity.errors).toEqual([]);
+});
+
 it('shows a delivery\'s decisions, leaf by leaf, from the activity list', async () => {
   const source = (await (await fetch(`${server.url}/api/v1/webhook-sources`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'GitHub', format: 'github' }) })).json()) as { id: string; signingSecret: string };
   await createJob(server.app, bearer, { name: 'Docs only', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['issues.labeled'], conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: 'docs' }] } }] });
