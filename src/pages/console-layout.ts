@@ -15,6 +15,7 @@ const SECTIONS = [
   { href: '/console/jobs', label: 'Jobs' },
   { href: '/console/runs', label: 'Runs' },
   { href: '/console/activity', label: 'Webhook activity' },
+  { href: '/console/sources', label: 'Sources' },
   { href: '/console', label: 'Tokens and applications' },
 ] as const;
 export type Section = (typeof SECTIONS)[number]['href'];

@@ -1,12 +1,16 @@
 // The console's webhook activity: the deliveries of the tenant's sources, newest first, and one delivery
 // with every trigger's decision on it, leaf by leaf (expected, actual, result) and the run it started: the
 // answer to "why didn't my job run". They render what the webhooks service returns, as the API does.
-import { type Request, type Response, Router } from 'express';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { NotFound } from '../lib/errors';
+import { projectRoot } from '../lib/paths';
+import { sameOriginForms } from '../pages/session-pages';
 import type { JobsService } from '../jobs/jobs-service';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import type { WebhooksService } from './webhooks-service';
@@ -17,7 +21,24 @@ export interface WebhooksPagesDeps extends ConsoleDeps {
   webhooks: WebhooksService;
   jobs: JobsService;
   tenantDb: (tenantId: string) => TenantDb;
+  /** Why a body is not a source the API would create (its schema), or null. */
+  sourceBodyProblem(body: unknown): string | null;
+  baseUrl: URL;
 }
+
+const FORMATS = ['github', 'linear', 'standard-webhooks', 'hmac-sha256'] as const;
+
+/** A signing secret, shown once: where to paste it, with a button that copies it. */
+const secretOnce = (source: { name: string; intakeUrl: string; signingSecret: string }): Html =>
+  html`<section aria-labelledby="secret"><h2 id="secret">Signing secret of ${source.name}</h2>
+<p>Copy it now into the sender's webhook settings: it is not shown again (rotate it to get a new one).</p>
+<label for="signing-secret">Signing secret</label><input type="text" id="signing-secret" readonly value="${source.signingSecret}">
+<button type="button" data-copy="signing-secret">Copy</button>
+<label for="intake-url">Payload URL</label><input type="text" id="intake-url" readonly value="${source.intakeUrl}">
+<button type="button" data-copy="intake-url">Copy</button>
+<script src="/console/copy.js" defer></script></section>`;
+
+const COPY = readFileSync(path.join(projectRoot, 'src/webhooks/assets/copy.js'), 'utf8');
 
 const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 const json = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value));
@@ -41,6 +62,70 @@ ${table(['Part', 'Operator', 'Expected', 'Found', 'Result'], leaves, 'No conditi
 
 export function webhooksPages(deps: WebhooksPagesDeps): Router {
   const router = Router();
+  const sameOrigin = sameOriginForms(deps.baseUrl);
+  const form = express.urlencoded({ extended: false, limit: '16kb' });
+
+  /** The sources page; with a secret to show once, or a refused form with its reason beside it. */
+  async function showSources(req: Request, res: Response, shown: { secret?: Parameters<typeof secretOnce>[0]; refused?: { name: string; format: string; error: string } } = {}) {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const sources = await deps.webhooks.listSources(deps.tenantDb(visitor.principal.tenantId), { limit: 100 });
+    const rows = sources.map((source) => [
+      html`${source.name}`,
+      html`${source.format}`,
+      html`<code>${source.intakeUrl}</code>`,
+      html`<a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries</a>`,
+      html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate"><button type="submit" class="secondary" aria-label="Rotate the secret of ${source.name}">Rotate secret</button></form>
+<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/delete"><button type="submit" class="secondary" aria-label="Delete ${source.name}">Delete</button></form>`,
+    ]);
+    const { refused } = shown;
+    if (refused) res.status(400);
+    if (shown.secret) res.set('cache-control', 'no-store');
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/sources',
+      'Webhook sources',
+      html`${shown.secret ? secretOnce(shown.secret) : null}
+${table(['Name', 'Format', 'Payload URL', '', ''], rows, 'No webhook source yet.')}
+<h2>New source</h2>
+<form method="post" action="/console/sources">
+<label for="name">Name</label><input type="text" id="name" name="name" required value="${refused?.name ?? ''}"${refused ? html` aria-invalid="true" aria-describedby="source-error"` : null}>
+<label for="format">Format</label><select id="format" name="format">${FORMATS.map((format) => html`<option${format === (refused?.format ?? 'github') ? html` selected` : null}>${format}</option>`)}</select>
+${refused ? html`<p id="source-error" class="error" role="alert">${refused.error}</p>` : null}
+<button type="submit">Create</button></form>`,
+    );
+  }
+
+  router.get('/console/sources', (req, res) => showSources(req, res));
+
+  router.post('/console/sources', sameOrigin, form, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const body = { name: String(req.body?.name ?? ''), format: String(req.body?.format ?? '') };
+    const problem = deps.sourceBodyProblem(body);
+    if (problem) return showSources(req, res, { refused: { ...body, error: problem } });
+    const source = await deps.webhooks.createSource(deps.tenantDb(visitor.principal.tenantId), body as Parameters<WebhooksService['createSource']>[1]);
+    await showSources(req, res, { secret: source });
+  });
+
+  router.post('/console/sources/:sourceId/rotate', sameOrigin, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const source = await deps.webhooks.rotateSecret(deps.tenantDb(visitor.principal.tenantId), req.params.sourceId as string);
+    await showSources(req, res, { secret: source });
+  });
+
+  router.post('/console/sources/:sourceId/delete', sameOrigin, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    await deps.webhooks.deleteSource(deps.tenantDb(visitor.principal.tenantId), req.params.sourceId as string);
+    res.redirect(303, '/console/sources');
+  });
+
+  router.get('/console/copy.js', (_req, res) => {
+    res.type('js').set('cache-control', 'no-cache').send(COPY);
+  });
 
   router.get('/console/activity', async (req: Request, res: Response) => {
     const visitor = await consoleVisitor(deps, req, res);

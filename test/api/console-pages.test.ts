@@ -201,3 +201,40 @@ describe('webhook activity', () => {
     expect((await get('/console/activity', other)).text).not.toContain(activityId);
   });
 });
+
+describe('webhook sources', () => {
+  const post = (path: string, form: Record<string, string> = {}, as = cookie) =>
+    request(app.app).post(path).set('cookie', as).set('origin', 'http://localhost:3000').type('form').send(form);
+
+  it('creates a source and shows its secret once, rotates it, and deletes a source no trigger uses', async () => {
+    const made = await post('/console/sources', { name: 'Widgets on GitHub', format: 'github' });
+    expect([made.status, made.headers['cache-control']]).toEqual([200, 'no-store']);
+    const secret = /id="signing-secret" readonly value="([^"]+)"/.exec(made.text)![1];
+    expect(made.text).toContain('data-copy="signing-secret"');
+    const listed = await get('/console/sources');
+    expect(listed.text).toContain('Widgets on GitHub');
+    expect(listed.text).not.toContain(secret);
+    const id = /\/console\/sources\/(src_\w+)\/rotate/.exec(listed.text)![1];
+
+    const rotated = await post(`/console/sources/${id}/rotate`);
+    const fresh = /id="signing-secret" readonly value="([^"]+)"/.exec(rotated.text)![1];
+    expect(fresh).not.toBe(secret);
+
+    const other = await sessionCookie(app, await createOwner(app.database.db));
+    expect((await post(`/console/sources/${id}/delete`, {}, other)).status).toBe(404);
+    expect((await post(`/console/sources/${id}/delete`)).status).toBe(303);
+    expect((await get('/console/sources')).text).not.toContain('Widgets on GitHub');
+  });
+
+  it('keeps a refused source on the form with the reason, and refuses to delete a source a trigger uses', async () => {
+    const refused = await post('/console/sources', { name: 'Odd', format: 'carrier-pigeon' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('`format` must be equal to one of the allowed values');
+    expect(refused.text).toContain('value="Odd" aria-invalid="true"');
+
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Used', format: 'github' } })).body;
+    await createJob(app, bearer, { name: 'Uses it', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['push'] }] });
+    const inUse = await post(`/console/sources/${source.id}/delete`);
+    expect([inUse.status, inUse.text.includes('still use')]).toEqual([409, true]);
+  });
+});

@@ -89,6 +89,23 @@ it('shows a delivery\'s decisions, leaf by leaf, from the activity list', async 
   expect(activity.errors).toEqual([]);
 });
 
+it('creates a source and shows its secret once, with a button that copies it', async () => {
+  await browser.context.grantPermissions(['clipboard-read', 'clipboard-write'], { origin: server.url });
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.goto('/console/jobs');
+  await page.getByRole('link', { name: 'Sources' }).click();
+  await page.getByLabel('Name').fill('Widgets on GitHub');
+  await page.getByRole('button', { name: 'Create' }).click();
+  const secret = await page.getByRole('textbox', { name: 'Signing secret' }).inputValue();
+  await page.getByRole('button', { name: 'Copy' }).first().click();
+  await page.getByRole('button', { name: 'Copied' }).waitFor();
+  expect(await page.evaluate('navigator.clipboard.readText()')).toBe(secret);
+  await page.screenshot({ path: path.join(SHOTS, 'source-created.png'), fullPage: true });
+  await page.goto('/console/sources');
+  expect(await page.content()).not.toContain(secret);
+  expect(activity.errors).toEqual([]);
+});
+
 describe('a run under way', () => {
   let live: ListeningApp;
   beforeAll(async () => {

@@ -12,6 +12,9 @@ import { postgresUrl } from './databases';
 
 /** Answers that show a signing secret, once, by design: create (and rotate) a source or a subscription. */
 const SHOWS_SECRET = /^\/api\/v1\/(webhook-sources(\/[^/]+\/rotate-secret)?|event-subscriptions)$/;
+/** Console pages that do the same, in the input `signing-secret`. */
+const SHOWS_SECRET_PAGE = /^\/console\/sources(\/[^/]+\/rotate)?$/;
+const SECRET_INPUT = /(id="signing-secret" readonly value=")([^"]*)(")/;
 /** Requests that give a token, and the field it is in. */
 const GIVES_TOKEN: [RegExp, string][] = [
   [/^\/api\/v1\/vmhost-connections(\/[^/]+)?$/, 'apiToken'],
@@ -51,6 +54,11 @@ export function createSecretRecorder(): SecretRecorder {
       remember(body.signingSecret);
       delete body.signingSecret;
       text = JSON.stringify(body);
+    }
+    const shown = method === 'POST' && SHOWS_SECRET_PAGE.test(path) && res.statusCode < 300 ? SECRET_INPUT.exec(text) : null;
+    if (shown) {
+      remember(shown[2]);
+      text = text.replace(SECRET_INPUT, '$1[shown once]$3');
     }
     answers.push({ where: `${method} ${path} → ${res.statusCode}`, text: `${JSON.stringify(res.getHeaders())}${headers}\n${text}` });
   }
