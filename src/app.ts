@@ -36,6 +36,7 @@ import { createProvider, resourcesOf } from './oauth/provider';
 import { createOwnerService, type OwnerService } from './owners/owner-service';
 import { mcpRouter } from './mcp/mcp-router';
 import { jobsPages } from './jobs/jobs-pages';
+import { consoleScripts } from './pages/console-layout';
 import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
@@ -148,6 +149,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
+  app.use(consoleScripts({ '/console/local-time.js': 'src/pages/assets/local-time.js', '/console/live-run.js': 'src/runs/assets/live-run.js', '/console/copy.js': 'src/webhooks/assets/copy.js' }));
   app.use(
     jobsPages({
       ...pageDeps,

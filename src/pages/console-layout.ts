@@ -1,9 +1,12 @@
 // The owner console's frame and parts: navigation with the signed-in owner and tenant, tables, times,
 // pagination and the not-found page, so that each console page only says what it shows.
-import type { Request, Response } from 'express';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Router, type Request, type Response } from 'express';
 import type { OwnerService } from '../owners/owner-service';
 import { html, page, type Html } from '../http/html';
 import type { SessionService } from '../auth/session-service';
+import { projectRoot } from '../lib/paths';
 import { signedInOrSentToLogin, type SignedIn } from './session-pages';
 
 export interface ConsoleDeps {
@@ -38,7 +41,8 @@ ${SECTIONS.map(({ href, label }) => html`<a href="${href}"${href === section ? h
 <span class="who">${visitor.email} · ${visitor.tenantName}</span>
 <form method="post" action="/logout"><button type="submit" class="secondary">Sign out</button></form>
 </nav></header>
-${body}`,
+${body}
+<script src="/console/local-time.js" defer></script>`,
     { wide: true },
   );
 }
@@ -49,7 +53,7 @@ export function sendConsolePage(res: Response, visitor: { email: string; tenantN
 ${body}`));
 }
 
-/** A time as UTC text, machine-readable, with the full value on hover. */
+/** A time as UTC text, machine-readable, with the full value on hover (local-time.js shows it in the owner's zone). */
 export const time = (iso: string | null | undefined): Html =>
   iso ? html`<time datetime="${iso}" title="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>` : html`—`;
 
@@ -75,4 +79,14 @@ export function nextPage(headers: Record<string, string>): Html | null {
 /** The console's 404: another tenant's ids and unknown ones look the same. */
 export function notFound(res: Response, visitor: { email: string; tenantName: string }, section: Section, what: string): void {
   sendConsolePage(res.status(404), visitor, section, 'Not found', html`<p>${what}</p>`);
+}
+
+/** The console's own scripts, each a same-origin file (the content security policy allows no inline script). */
+export function consoleScripts(files: Record<string, string>): Router {
+  const router = Router();
+  for (const [route, file] of Object.entries(files)) {
+    const text = readFileSync(path.join(projectRoot, file), 'utf8');
+    router.get(route, (_req, res) => void res.type('js').set('cache-control', 'no-cache').send(text));
+  }
+  return router;
 }

@@ -1,13 +1,10 @@
 // The console's run pages: the tenant's runs (by job and state), and one run with its prompt, outcome,
 // cause and trace. They render what the runs service returns, as the API's handlers do.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { type Request, type Response, Router } from 'express';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { NotFound } from '../lib/errors';
-import { projectRoot } from '../lib/paths';
 import { runLink } from '../jobs/jobs-pages';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
@@ -23,7 +20,6 @@ export interface RunsPagesDeps extends ConsoleDeps {
 }
 
 const TRACE_PAGE = 200;
-const LIVE_RUN = readFileSync(path.join(projectRoot, 'src/runs/assets/live-run.js'), 'utf8');
 /** A link to a run's job, by the job's name while it lives (the tenant's live jobs are kept in memory). */
 async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
   const live = await deps.jobs.live(db);
@@ -115,10 +111,6 @@ ${run.result ? html`<h2>Result</h2><pre>${JSON.stringify(run.result, null, 2)}</
 ${table(['#', 'Time', 'Event', 'Data'], page.map((event) => [html`${event.seq}`, time(event.at), html`${event.type}`, html`<pre>${eventText(event)}</pre>`]), 'Nothing traced yet.', live ? html` id="trace" data-run="${run.id}" data-after="${page.at(-1)?.seq ?? request.after ?? 0}"` : undefined)}${nextPage(headers)}
 ${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
     );
-  });
-
-  router.get('/console/live-run.js', (_req, res) => {
-    res.type('js').set('cache-control', 'no-cache').send(LIVE_RUN);
   });
 
   router.post('/console/runs/:runId/stop', sameOrigin, async (req, res) => {

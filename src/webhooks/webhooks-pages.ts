@@ -1,15 +1,12 @@
 // The console's webhook activity: the deliveries of the tenant's sources, newest first, and one delivery
 // with every trigger's decision on it, leaf by leaf (expected, actual, result) and the run it started: the
 // answer to "why didn't my job run". They render what the webhooks service returns, as the API does.
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { NotFound } from '../lib/errors';
-import { projectRoot } from '../lib/paths';
 import { sameOriginForms } from '../pages/session-pages';
 import type { JobsService } from '../jobs/jobs-service';
 import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
@@ -37,8 +34,6 @@ const secretOnce = (source: { name: string; intakeUrl: string; signingSecret: st
 <label for="intake-url">Payload URL</label><input type="text" id="intake-url" readonly value="${source.intakeUrl}">
 <button type="button" data-copy="intake-url">Copy</button>
 <script src="/console/copy.js" defer></script></section>`;
-
-const COPY = readFileSync(path.join(projectRoot, 'src/webhooks/assets/copy.js'), 'utf8');
 
 const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 const json = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value));
@@ -121,10 +116,6 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
     if (!visitor) return;
     await deps.webhooks.deleteSource(deps.tenantDb(visitor.principal.tenantId), req.params.sourceId as string);
     res.redirect(303, '/console/sources');
-  });
-
-  router.get('/console/copy.js', (_req, res) => {
-    res.type('js').set('cache-control', 'no-cache').send(COPY);
   });
 
   router.get('/console/activity', async (req: Request, res: Response) => {

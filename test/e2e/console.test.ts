@@ -29,7 +29,8 @@ beforeAll(async () => {
   const invoked = await fetch(`${server.url}/api/v1/jobs/${job.id}/invocations`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ data: { word: 'hello' } }) });
   runId = ((await invoked.json()) as { runId: string }).runId;
   await runSettled(server.app, bearer, runId);
-  browser = await launchBrowser({ baseURL: server.url });
+  // Nine hours off UTC, so that a time shown in the owner's zone cannot pass for the UTC one.
+  browser = await launchBrowser({ baseURL: server.url, timezoneId: 'Asia/Tokyo', locale: 'en-GB' });
   const [name, value] = (await sessionCookie(server.app, owner)).split('=');
   await browser.context.addCookies([{ name, value, url: server.url, httpOnly: true, sameSite: 'Lax' }]);
   expect(name).toBe(SESSION_COOKIE);
@@ -43,6 +44,11 @@ afterAll(async () => {
 
 it('goes from the jobs list to a job and its run, and every page stays on this server without errors', async () => {
   await page.goto('/console/jobs');
+  const changed = page.locator('time').first();
+  const utc = (await changed.getAttribute('datetime'))!;
+  const tokyo = new Intl.DateTimeFormat('en-GB', { dateStyle: 'medium', timeStyle: 'medium', timeZone: 'Asia/Tokyo' }).format(new Date(utc));
+  await page.locator('time', { hasText: tokyo }).first().waitFor();
+  expect(await changed.getAttribute('title')).toBe(utc);
   await page.screenshot({ path: path.join(SHOTS, 'jobs.png'), fullPage: true });
   await page.getByRole('link', { name: 'Fix labelled issues' }).click();
   await page.getByRole('heading', { name: 'Fix labelled issues' }).waitFor();
