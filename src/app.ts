@@ -161,7 +161,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     }),
   );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
-  app.use(webhooksPages({ ...pageDeps, webhooks: domains.webhooks, jobs: domains.jobs, tenantDb, sourceBodyProblem: (body) => api.bodyProblem('createWebhookSource', body) }));
+  app.use(webhooksPages({ ...pageDeps, webhooks: domains.webhooks, jobs: domains.jobs, tenantDb, sourceBodyProblem: (body) => api.bodyProblem('createWebhookSource', body), backtestBodyProblem: (body) => api.bodyProblem('backtestJob', body) }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));
   app.post('/oauth/register', rateLimit(limits, 'registration', byAddress));

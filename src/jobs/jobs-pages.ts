@@ -5,8 +5,8 @@ import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { AppError, NotFound, ValidationFailed } from '../lib/errors';
-import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { AppError, ValidationFailed } from '../lib/errors';
+import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
@@ -15,7 +15,6 @@ type RunView = components['schemas']['Run'];
 
 export interface JobsPagesDeps extends ConsoleDeps {
   jobs: JobsService;
-  tenantDb: (tenantId: string) => TenantDb;
   /** The job's latest runs, newest first. */
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
   /** Invokes the job as the API does. */
@@ -117,16 +116,9 @@ ${sent ? html`<p id="job-error" class="error" role="alert">${sent.error}</p>` : 
 
   /** A job's page; after a refused invocation, with the data sent and the error beside it. */
   async function showJob(req: Request, res: Response, invocation: { data: string; error: string } | null = null) {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const db = deps.tenantDb(visitor.principal.tenantId);
-    let job: Awaited<ReturnType<JobsService['get']>>;
-    try {
-      job = await deps.jobs.get(db, req.params.jobId as string);
-    } catch (err) {
-      if (err instanceof NotFound) return notFound(res, visitor, '/console/jobs', 'No such job in this tenant.');
-      throw err;
-    }
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    if (!read) return;
+    const { visitor, db, found: job } = read;
     const runs = await deps.recentRuns(db, job.id);
     const at = `/console/jobs/${encodeURIComponent(job.id)}`;
     const settings: [string, Html][] = [
@@ -159,7 +151,7 @@ ${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplat
 ${table(['Id', 'Kind', 'State', 'When'], job.triggers.map((trigger) => [html`<code>${trigger.id}</code>`, html`${trigger.type}`, html`${trigger.enabled ? 'enabled' : 'disabled'}`, html`${triggerSummary(trigger)}`]), 'No trigger: the job runs when it is invoked.')}
 <h2>Recent runs</h2>
 ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(run), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]), 'No run yet.')}
-<p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a></p>`,
+<p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a>${job.triggers.some((trigger) => trigger.type === 'webhook') ? html` · <a href="/console/jobs/${encodeURIComponent(job.id)}/backtest">Backtest its webhook triggers</a>` : null}</p>`,
     );
   }
 

@@ -6,13 +6,18 @@ import { Router, type Request, type Response } from 'express';
 import type { OwnerService } from '../owners/owner-service';
 import { html, page, type Html } from '../http/html';
 import type { SessionService } from '../auth/session-service';
+import type { TenantDb } from '../db/tenant-scope';
+import { NotFound } from '../lib/errors';
 import { projectRoot } from '../lib/paths';
 import { signedInOrSentToLogin, type SignedIn } from './session-pages';
 
 export interface ConsoleDeps {
   sessions: SessionService;
   owners: OwnerService;
+  tenantDb: (tenantId: string) => TenantDb;
 }
+
+type Visitor = SignedIn & { email: string; tenantName: string };
 
 const SECTIONS = [
   { href: '/console/jobs', label: 'Jobs' },
@@ -24,7 +29,7 @@ const SECTIONS = [
 export type Section = (typeof SECTIONS)[number]['href'];
 
 /** The signed-in owner of a console page (or null once sent to sign in), with what the frame shows of them. */
-export async function consoleVisitor(deps: ConsoleDeps, req: Request, res: Response): Promise<(SignedIn & { email: string; tenantName: string }) | null> {
+export async function consoleVisitor(deps: Pick<ConsoleDeps, 'sessions' | 'owners'>, req: Request, res: Response): Promise<Visitor | null> {
   const session = await signedInOrSentToLogin(req, res, deps.sessions);
   if (!session) return null;
   const { ownerId, tenantId } = session.principal;
@@ -74,6 +79,23 @@ export const facts = (pairs: [string, Html][]): Html => html`<dl>${pairs.map(([t
 export function nextPage(headers: Record<string, string>): Html | null {
   const next = /^<([^>]+)>/.exec(headers.Link ?? '')?.[1];
   return next ? html`<p><a href="${next}" rel="next">Next page</a></p>` : null;
+}
+
+/**
+ * What a console page about one thing reads, with the visitor and their tenant's client; null once the visitor
+ * was sent to sign in, or answered the 404 page when `find` found nothing (another tenant's ids look unknown).
+ */
+export async function consoleFind<T>(deps: ConsoleDeps, req: Request, res: Response, section: Section, missing: string, find: (db: TenantDb) => Promise<T>) {
+  const visitor = await consoleVisitor(deps, req, res);
+  if (!visitor) return null;
+  const db = deps.tenantDb(visitor.principal.tenantId);
+  try {
+    return { visitor, db, found: await find(db) };
+  } catch (err) {
+    if (!(err instanceof NotFound)) throw err;
+    notFound(res, visitor, section, missing);
+    return null;
+  }
 }
 
 /** The console's 404: another tenant's ids and unknown ones look the same. */

@@ -4,9 +4,8 @@ import { type Request, type Response, Router } from 'express';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { NotFound } from '../lib/errors';
 import { runLink } from '../jobs/jobs-pages';
-import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
 import type { JobsService } from '../jobs/jobs-service';
@@ -16,7 +15,6 @@ export interface RunsPagesDeps extends ConsoleDeps {
   runs: RunsService;
   jobs: JobsService;
   baseUrl: URL;
-  tenantDb: (tenantId: string) => TenantDb;
 }
 
 const TRACE_PAGE = 200;
@@ -72,20 +70,14 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
   });
 
   router.get('/console/runs/:runId', async (req: Request, res: Response) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const db = deps.tenantDb(visitor.principal.tenantId);
     const list = `console/runs/${req.params.runId}/trace`;
     const request = keysetRequest<number>(list, { limit: TRACE_PAGE, cursor: query(req, 'cursor') }, 'number');
-    let run: Awaited<ReturnType<RunsService['get']>>;
-    let trace: Awaited<ReturnType<RunsService['trace']>>;
-    try {
-      run = await deps.runs.get(db, req.params.runId as string);
-      trace = await deps.runs.trace(db, run.id, request);
-    } catch (err) {
-      if (err instanceof NotFound) return notFound(res, visitor, '/console/runs', 'No such run in this tenant.');
-      throw err;
-    }
+    const read = await consoleFind(deps, req, res, '/console/runs', 'No such run in this tenant.', async (db) => {
+      const run = await deps.runs.get(db, req.params.runId as string);
+      return { run, trace: await deps.runs.trace(db, run.id, request) };
+    });
+    if (!read) return;
+    const { visitor, db, found: { run, trace } } = read;
     const { page, headers } = keysetPage(req, list, trace, request, (event) => event.seq);
     // The last page of an unfinished run's trace grows in place.
     const live = !isTerminal(run.state) && !headers.Link;

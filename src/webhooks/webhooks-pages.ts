@@ -3,13 +3,12 @@
 // answer to "why didn't my job run". They render what the webhooks service returns, as the API does.
 import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
-import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { NotFound } from '../lib/errors';
+import { AppError } from '../lib/errors';
 import { sameOriginForms } from '../pages/session-pages';
 import type { JobsService } from '../jobs/jobs-service';
-import { consoleVisitor, facts, nextPage, notFound, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import type { WebhooksService } from './webhooks-service';
 
 type Decision = components['schemas']['WebhookActivity']['decisions'][number];
@@ -17,9 +16,10 @@ type Decision = components['schemas']['WebhookActivity']['decisions'][number];
 export interface WebhooksPagesDeps extends ConsoleDeps {
   webhooks: WebhooksService;
   jobs: JobsService;
-  tenantDb: (tenantId: string) => TenantDb;
   /** Why a body is not a source the API would create (its schema), or null. */
   sourceBodyProblem(body: unknown): string | null;
+  /** Why a body is not a backtest the API would run (its schema), or null. */
+  backtestBodyProblem(body: unknown): string | null;
   baseUrl: URL;
 }
 
@@ -94,6 +94,68 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
 
   router.get('/console/sources', (req, res) => showSources(req, res));
 
+  /**
+   * A job's backtest: its webhook triggers as a draft to edit (as JSON, as `POST /api/v1/jobs/{jobId}/backtest`
+   * takes them), and what they would have decided on the recorded deliveries of the last days. Nothing is saved.
+   */
+  async function showBacktest(req: Request, res: Response) {
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    if (!read) return;
+    const { visitor, db, found: job } = read;
+    const saved = JSON.stringify(job.triggers.filter((trigger) => trigger.type === 'webhook'), null, 2);
+    const posted = req.method === 'POST';
+    const text = posted && typeof req.body?.triggers === 'string' ? req.body.triggers : saved;
+    const days = Math.min(30, Math.max(1, Number(posted ? req.body?.days : 7) || 7));
+    let outcome: Html | null = null;
+    if (posted) {
+      let draft: unknown;
+      let problem: string | null = null;
+      try {
+        draft = JSON.parse(text);
+      } catch (err) {
+        problem = `The triggers are not JSON: ${(err as Error).message}.`;
+      }
+      const until = new Date();
+      const body = { triggers: draft, since: new Date(until.getTime() - days * 86_400_000).toISOString(), until: until.toISOString() };
+      problem ??= deps.backtestBodyProblem(body);
+      if (!problem) {
+        try {
+          const result = await deps.webhooks.backtest(db, job.id, body as Parameters<WebhooksService['backtest']>[2]);
+          const rows = result.results.map((delivery) => [
+            activityLink(delivery.activityId, delivery.event),
+            time(delivery.receivedAt),
+            html`${delivery.decisions.map((decision) => html`<div><code>${decision.triggerId}</code>: ${decision.decision}${decision.error ? html` (${decision.error})` : null}</div>`)}`,
+          ]);
+          outcome = html`<h2>Outcome</h2><p>${result.matched} of ${result.evaluated} recorded deliveries of the last ${days} days would have started a run.</p>
+${table(['Delivery', 'Received', 'Decisions'], rows, 'No delivery of these triggers\u2019 events was recorded in the window.')}`;
+        } catch (err) {
+          if (!(err instanceof AppError) || err.status >= 500) throw err;
+          problem = err.message;
+        }
+      }
+      if (problem) {
+        res.status(400);
+        outcome = html`<p id="triggers-error" class="error" role="alert">${problem}</p>`;
+      }
+    }
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/jobs',
+      `Backtest of ${job.name}`,
+      html`<p>Edit the webhook triggers and see what they would have decided on the deliveries recorded lately. Nothing is saved: <a href="/console/jobs/${encodeURIComponent(job.id)}">back to the job</a>.</p>
+<form method="post" action="/console/jobs/${encodeURIComponent(job.id)}/backtest">
+<label for="triggers">Draft triggers (JSON)</label>
+<textarea id="triggers" name="triggers" rows="14"${res.statusCode === 400 ? html` aria-invalid="true" aria-describedby="triggers-error"` : null}>${text}</textarea>
+<label for="days">Days back</label><input type="text" inputmode="numeric" id="days" name="days" value="${days}">
+<button type="submit">Backtest</button></form>
+${outcome}`,
+    );
+  }
+
+  router.get('/console/jobs/:jobId/backtest', showBacktest);
+  router.post('/console/jobs/:jobId/backtest', sameOrigin, express.urlencoded({ extended: false, limit: '256kb' }), showBacktest);
+
   router.post('/console/sources', sameOrigin, form, async (req, res) => {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
@@ -147,16 +209,9 @@ ${table(['Delivery', 'Source', 'Received', 'Decided'], rows, 'No delivery yet.')
   });
 
   router.get('/console/activity/:activityId', async (req: Request, res: Response) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const db = deps.tenantDb(visitor.principal.tenantId);
-    let activity: Awaited<ReturnType<WebhooksService['getActivity']>>;
-    try {
-      activity = await deps.webhooks.getActivity(db, req.params.activityId as string);
-    } catch (err) {
-      if (err instanceof NotFound) return notFound(res, visitor, '/console/activity', 'No such delivery in this tenant.');
-      throw err;
-    }
+    const read = await consoleFind(deps, req, res, '/console/activity', 'No such delivery in this tenant.', (db) => deps.webhooks.getActivity(db, req.params.activityId as string));
+    if (!read) return;
+    const { visitor, db, found: activity } = read;
     const live = await deps.jobs.live(db);
     const name = activity.action ? `${activity.event}.${activity.action}` : activity.event;
     const details: [string, Html][] = [

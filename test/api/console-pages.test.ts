@@ -195,6 +195,26 @@ describe('webhook activity', () => {
     expect(res.text).toMatch(/Started <a href="\/console\/runs\/run_\w+">/);
   });
 
+  it('backtests a draft of a job\'s webhook triggers on the recorded deliveries, saving nothing', async () => {
+    const docs = (await call(app, 'GET', '/api/v1/jobs', { headers: bearer })).body.find((j: { name: string }) => j.name === 'Wants docs');
+    const page = await get(`/console/jobs/${docs.id}/backtest`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('&quot;value&quot;: &quot;docs&quot;');
+    const post = (form: Record<string, string>) => request(app.app).post(`/console/jobs/${docs.id}/backtest`).set('cookie', cookie).set('origin', 'http://localhost:3000').type('form').send(form);
+    const draft = docs.triggers.map((t: any) => ({ ...t, conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: 'agent' }] } }));
+    const matched = await post({ triggers: JSON.stringify(draft), days: '7' });
+    expect(matched.status).toBe(200);
+    expect(matched.text).toContain('1 of 1 recorded deliveries of the last 7 days would have started a run.');
+    expect(matched.text).toContain(`href="/console/activity/${activityId}"`);
+    const unchanged = (await call(app, 'GET', `/api/v1/jobs/${docs.id}`, { headers: bearer })).body.triggers[0].conditions;
+    expect(unchanged.all[0].value).toBe('docs');
+
+    const notJson = await post({ triggers: '[{', days: '7' });
+    expect([notJson.status, notJson.text.includes('The triggers are not JSON')]).toEqual([400, true]);
+    const badRoot = await post({ triggers: JSON.stringify(docs.triggers.map((t: any) => ({ ...t, conditions: { all: [{ path: 'paylod.x', op: 'exists' }] } }))), days: '7' });
+    expect([badRoot.status, badRoot.text.includes('(did you mean `payload`?)')]).toEqual([400, true]);
+  });
+
   it('answers 404 for another tenant\'s delivery', async () => {
     const other = await sessionCookie(app, await createOwner(app.database.db));
     expect((await get(`/console/activity/${activityId}`, other)).status).toBe(404);

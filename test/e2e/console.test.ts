@@ -92,6 +92,15 @@ it('shows a delivery\'s decisions, leaf by leaf, from the activity list', async 
   await page.getByRole('link', { name: 'issues.labeled' }).first().click();
   await page.getByText('does not hold').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'delivery.png'), fullPage: true });
+
+  // Would the job have run with `agent` instead of `docs`? A backtest of the draft answers, saving nothing.
+  await page.getByRole('link', { name: 'Docs only' }).click();
+  await page.getByRole('link', { name: 'Backtest its webhook triggers' }).click();
+  const draft = page.getByLabel('Draft triggers (JSON)');
+  await draft.fill((await draft.inputValue()).replace('"docs"', '"agent"'));
+  await page.getByRole('button', { name: 'Backtest' }).click();
+  await page.getByText('1 of 1 recorded deliveries of the last 7 days would have started a run.').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'backtest.png'), fullPage: true });
   expect(activity.errors).toEqual([]);
 });
 
