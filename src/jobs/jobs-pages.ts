@@ -151,11 +151,35 @@ ${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplat
 ${table(['Id', 'Kind', 'State', 'When'], job.triggers.map((trigger) => [html`<code>${trigger.id}</code>`, html`${trigger.type}`, html`${trigger.enabled ? 'enabled' : 'disabled'}`, html`${triggerSummary(trigger)}`]), 'No trigger: the job runs when it is invoked.')}
 <h2>Recent runs</h2>
 ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(run), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]), 'No run yet.')}
+<p><a href="${at}/delete">Delete this job</a></p>
 <p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a>${job.triggers.some((trigger) => trigger.type === 'webhook') ? html` · <a href="/console/jobs/${encodeURIComponent(job.id)}/backtest">Backtest its webhook triggers</a>` : null}</p>`,
     );
   }
 
   router.get('/console/jobs/:jobId', (req, res) => showJob(req, res));
+
+  // Deleting asks first, on a page of its own: a job's queued and running runs are stopped with it.
+  router.get('/console/jobs/:jobId/delete', async (req, res) => {
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    if (!read) return;
+    const { visitor, found: job } = read;
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/jobs',
+      `Delete ${job.name}?`,
+      html`<p>The job stops taking deliveries, schedules and invocations, and its queued and running runs are stopped. Its finished runs stay readable.</p>
+<form method="post" action="/console/jobs/${encodeURIComponent(job.id)}/delete"><button type="submit">Delete ${job.name}</button></form>
+<p><a href="/console/jobs/${encodeURIComponent(job.id)}">Keep it</a></p>`,
+    );
+  });
+
+  router.post('/console/jobs/:jobId/delete', sameOrigin, async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    await deps.jobs.delete(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string);
+    res.redirect(303, '/console/jobs');
+  });
 
   for (const enabled of [true, false]) {
     router.post(`/console/jobs/:jobId/${enabled ? 'enable' : 'disable'}`, sameOrigin, async (req, res) => {

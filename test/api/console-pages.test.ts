@@ -89,8 +89,8 @@ it('refuses a cursor from another list with the error page, not a 500', async ()
 });
 
 describe('actions', () => {
-  const post = (path: string, form: Record<string, string> = {}, origin = 'http://localhost:3000') =>
-    request(app.app).post(path).set('cookie', cookie).set('origin', origin).type('form').send(form);
+  const post = (path: string, form: Record<string, string> = {}, origin = 'http://localhost:3000', as = cookie) =>
+    request(app.app).post(path).set('cookie', as).set('origin', origin).type('form').send(form);
 
   it('invokes a job from its form and goes to the run; refused data stays on the form with the reason', async () => {
     const schema = await createJob(app, bearer, {
@@ -145,6 +145,21 @@ describe('actions', () => {
     expect((await get(`/console/jobs/${job.id}`)).text).toContain('<button type="submit" class="secondary">Enable</button>');
     expect((await post(`/console/jobs/${job.id}/enable`)).status).toBe(303);
     expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.enabled).toBe(true);
+  });
+
+  it('deletes a job after asking, stopping its runs; another tenant cannot', async () => {
+    const doomed = await createJob(app, bearer, { name: 'Doomed', promptTemplate: 'sleep', executionTargetId: 'local' });
+    const running = (await call(app, 'POST', `/api/v1/jobs/${doomed.id}/invocations`, { headers: bearer, body: {} })).body.runId;
+    await runSettled(app, bearer, running, ['running']);
+    const ask = await get(`/console/jobs/${doomed.id}/delete`);
+    expect(ask.status).toBe(200);
+    expect(ask.text).toContain('<button type="submit">Delete Doomed</button>');
+    const other = await sessionCookie(app, await createOwner(app.database.db));
+    expect((await post(`/console/jobs/${doomed.id}/delete`, {}, 'http://localhost:3000', other)).status).toBe(404);
+    const deleted = await post(`/console/jobs/${doomed.id}/delete`);
+    expect([deleted.status, deleted.headers.location]).toEqual([303, '/console/jobs']);
+    expect((await get(`/console/jobs/${doomed.id}`)).status).toBe(404);
+    expect((await runSettled(app, bearer, running)).state).toBe('canceled');
   });
 
   it('stops a running run, and replays a finished one', async () => {
