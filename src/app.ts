@@ -42,6 +42,7 @@ import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
 import { runsPages } from './runs/runs-pages';
 import { webhooksPages } from './webhooks/webhooks-pages';
+import { eventsPages } from './events/events-pages';
 
 export interface AppDeps {
   config: Config;
@@ -162,6 +163,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
   app.use(webhooksPages({ ...pageDeps, webhooks: domains.webhooks, jobs: domains.jobs, tenantDb, sourceBodyProblem: (body) => api.bodyProblem('createWebhookSource', body), backtestBodyProblem: (body) => api.bodyProblem('backtestJob', body) }));
+  app.use(eventsPages({ ...pageDeps, events: domains.events, tenantDb, subscriptionBodyProblem: (body) => api.bodyProblem('createEventSubscription', body) }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));
   app.post('/oauth/register', rateLimit(limits, 'registration', byAddress));

@@ -24,6 +24,7 @@ const SECTIONS = [
   { href: '/console/runs', label: 'Runs' },
   { href: '/console/activity', label: 'Webhook activity' },
   { href: '/console/sources', label: 'Sources' },
+  { href: '/console/subscriptions', label: 'Event subscriptions' },
   { href: '/console', label: 'Tokens and applications' },
 ] as const;
 export type Section = (typeof SECTIONS)[number]['href'];
@@ -71,6 +72,16 @@ export function table(headers: string[], rows: Html[][], empty: string, body?: H
   return html`<table><thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
 <tbody${body ?? null}>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
 }
+
+/** A signing secret, shown once (the page must not be stored): the advice, and buttons that copy it and `also`. */
+export const secretOnce = ({ title, advice, secret, also }: { title: string; advice: string; secret: string; also: { label: string; value: string } }): Html =>
+  html`<section aria-labelledby="secret"><h2 id="secret">${title}</h2>
+<p>${advice}</p>
+<label for="signing-secret">Signing secret</label><input type="text" id="signing-secret" readonly value="${secret}">
+<button type="button" data-copy="signing-secret">Copy</button>
+<label for="also">${also.label}</label><input type="text" id="also" readonly value="${also.value}">
+<button type="button" data-copy="also">Copy</button>
+<script src="/console/copy.js" defer></script></section>`;
 
 /** Terms and their values, as a description list. */
 export const facts = (pairs: [string, Html][]): Html => html`<dl>${pairs.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}</dl>`;

@@ -8,7 +8,7 @@ import { html, type Html } from '../http/html';
 import { AppError } from '../lib/errors';
 import { sameOriginForms } from '../pages/session-pages';
 import type { JobsService } from '../jobs/jobs-service';
-import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, nextPage, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import type { WebhooksService } from './webhooks-service';
 
 type Decision = components['schemas']['WebhookActivity']['decisions'][number];
@@ -25,15 +25,13 @@ export interface WebhooksPagesDeps extends ConsoleDeps {
 
 const FORMATS = ['github', 'linear', 'standard-webhooks', 'hmac-sha256'] as const;
 
-/** A signing secret, shown once: where to paste it, with a button that copies it. */
-const secretOnce = (source: { name: string; intakeUrl: string; signingSecret: string }): Html =>
-  html`<section aria-labelledby="secret"><h2 id="secret">Signing secret of ${source.name}</h2>
-<p>Copy it now into the sender's webhook settings: it is not shown again (rotate it to get a new one).</p>
-<label for="signing-secret">Signing secret</label><input type="text" id="signing-secret" readonly value="${source.signingSecret}">
-<button type="button" data-copy="signing-secret">Copy</button>
-<label for="intake-url">Payload URL</label><input type="text" id="intake-url" readonly value="${source.intakeUrl}">
-<button type="button" data-copy="intake-url">Copy</button>
-<script src="/console/copy.js" defer></script></section>`;
+const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: string }) =>
+  secretOnce({
+    title: `Signing secret of ${source.name}`,
+    advice: "Copy it now into the sender's webhook settings: it is not shown again (rotate it to get a new one).",
+    secret: source.signingSecret,
+    also: { label: 'Payload URL', value: source.intakeUrl },
+  });
 
 const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 const json = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value));
@@ -61,7 +59,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
   const form = express.urlencoded({ extended: false, limit: '16kb' });
 
   /** The sources page; with a secret to show once, or a refused form with its reason beside it. */
-  async function showSources(req: Request, res: Response, shown: { secret?: Parameters<typeof secretOnce>[0]; refused?: { name: string; format: string; error: string } } = {}) {
+  async function showSources(req: Request, res: Response, shown: { secret?: Parameters<typeof sourceSecret>[0]; refused?: { name: string; format: string; error: string } } = {}) {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const sources = await deps.webhooks.listSources(deps.tenantDb(visitor.principal.tenantId), { limit: 100 });
@@ -81,7 +79,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
       visitor,
       '/console/sources',
       'Webhook sources',
-      html`${shown.secret ? secretOnce(shown.secret) : null}
+      html`${shown.secret ? sourceSecret(shown.secret) : null}
 ${table(['Name', 'Format', 'Payload URL', '', ''], rows, 'No webhook source yet.')}
 <h2>New source</h2>
 <form method="post" action="/console/sources">

@@ -6,6 +6,8 @@ import { startTestApp, type TestApp } from '../support/app';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
 import { createJob, githubDelivery, runSettled } from '../support/kit';
 import { call } from '../support/http';
+import { startEventReceiver } from '../support/tenant-fixtures';
+import { until } from '../support/until';
 
 let app: TestApp;
 let owner: TestOwner;
@@ -271,5 +273,47 @@ describe('webhook sources', () => {
     await createJob(app, bearer, { name: 'Uses it', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['push'] }] });
     const inUse = await post(`/console/sources/${source.id}/delete`);
     expect([inUse.status, inUse.text.includes('still use')]).toEqual([409, true]);
+  });
+});
+
+describe('event subscriptions', () => {
+  const post = (path: string, form: string) => request(app.app).post(path).set('cookie', cookie).set('origin', 'http://localhost:3000').type('form').send(form);
+
+  it('creates a subscription with its secret shown once, lists its deliveries, redelivers one and deletes it', async () => {
+    const receiver = await startEventReceiver();
+    try {
+      const made = await post('/console/subscriptions', `url=${encodeURIComponent(receiver.url)}&events=run.succeeded&events=run.failed`);
+      expect([made.status, made.headers['cache-control']]).toEqual([200, 'no-store']);
+      const secret = /id="signing-secret" readonly value="([^"]+)"/.exec(made.text)![1];
+      const listed = await get('/console/subscriptions');
+      expect(listed.text).toContain('run.succeeded, run.failed');
+      expect(listed.text).not.toContain(secret);
+      const id = /\/console\/subscriptions\/(sub_\w+)"/.exec(listed.text)![1];
+
+      const ran = (await call(app, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers: bearer, body: { data: { word: 'events' } } })).body.runId;
+      await runSettled(app, bearer, ran);
+      const deliveries = await until('a delivery listed', async () => {
+        const page = await get(`/console/subscriptions/${id}`);
+        return page.text.includes('run.succeeded') && page.text;
+      });
+      const deliveryId = /\/deliveries\/(\w+)\/redeliver/.exec(deliveries)![1];
+      expect((await post(`/console/subscriptions/${id}/deliveries/${deliveryId}/redeliver`, '')).status).toBe(303);
+
+      const other = await sessionCookie(app, await createOwner(app.database.db));
+      expect((await get(`/console/subscriptions/${id}`, other)).status).toBe(404);
+      expect((await post(`/console/subscriptions/${id}/delete`, '')).status).toBe(303);
+      expect((await get('/console/subscriptions')).text).not.toContain(id);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('keeps a refused subscription on the form with the reason', async () => {
+    const refused = await post('/console/subscriptions', 'url=not-a-url&events=run.failed');
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain('id="subscription-error"');
+    expect(refused.text).toMatch(/<input type="checkbox" name="events" value="run.failed" checked>/);
+    const none = await post('/console/subscriptions', `url=${encodeURIComponent('https://hooks.example.test/x')}`);
+    expect(none.status).toBe(400);
   });
 });

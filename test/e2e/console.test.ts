@@ -121,6 +121,17 @@ it('creates a source and shows its secret once, with a button that copies it', a
   expect(activity.errors).toEqual([]);
 });
 
+it('offers every event type to a new subscription, labelled, two checked', async () => {
+  await page.goto('/console/subscriptions');
+  await page.getByRole('heading', { name: 'Event subscriptions' }).waitFor();
+  expect(await page.getByRole('checkbox').count()).toBe(7);
+  expect(await page.getByRole('checkbox', { name: 'run.failed' }).isChecked()).toBe(true);
+  await page.getByLabel('Endpoint URL').fill('not a url');
+  await page.getByRole('button', { name: 'Create' }).click();
+  await page.getByRole('alert').waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'subscriptions-refused.png'), fullPage: true });
+});
+
 describe('a run under way', () => {
   let live: ListeningApp;
   beforeAll(async () => {

@@ -13,7 +13,7 @@ import { postgresUrl } from './databases';
 /** Answers that show a signing secret, once, by design: create (and rotate) a source or a subscription. */
 const SHOWS_SECRET = /^\/api\/v1\/(webhook-sources(\/[^/]+\/rotate-secret)?|event-subscriptions)$/;
 /** Console pages that do the same, in the input `signing-secret`. */
-const SHOWS_SECRET_PAGE = /^\/console\/sources(\/[^/]+\/rotate)?$/;
+const SHOWS_SECRET_PAGE = /^\/console\/(sources(\/[^/]+\/rotate)?|subscriptions)$/;
 const SECRET_INPUT = /(id="signing-secret" readonly value=")([^"]*)(")/;
 /** Requests that give a token, and the field it is in. */
 const GIVES_TOKEN: [RegExp, string][] = [
