@@ -5,7 +5,7 @@ import express, { type Request, type Response, Router } from 'express';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html } from '../http/html';
 import { AppError } from '../lib/errors';
-import { consoleFind, consoleVisitor, nextPage, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import type { EventsService, EventType } from './events-service';
 
@@ -30,7 +30,6 @@ const EVENT_TYPES = Object.keys({
 type Subscription = Awaited<ReturnType<EventsService['createSubscription']>>;
 type Refused = { url: string; events: string[]; error: string };
 
-const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 const checkedEvents = (value: unknown): string[] => (Array.isArray(value) ? value : value === undefined ? [] : [value]).map(String);
 
 export function eventsPages(deps: EventsPagesDeps): Router {
@@ -95,7 +94,7 @@ ${refused ? html`<p id="subscription-error" class="error" role="alert">${refused
 
   router.get('/console/subscriptions/:subscriptionId', async (req, res) => {
     const list = `console/subscriptions/${req.params.subscriptionId}`;
-    const request = keysetRequest<string>(list, { cursor: query(req, 'cursor') }, 'string');
+    const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const read = await consoleFind(deps, req, res, '/console/subscriptions', 'No such subscription in this tenant.', async (db) => {
       const subscription = await deps.events.getSubscription(db, req.params.subscriptionId as string);
       return { subscription, deliveries: await deps.events.listDeliveries(db, subscription.id, request) };

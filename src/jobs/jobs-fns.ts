@@ -88,7 +88,6 @@ export function asInvalidTemplate(err: unknown, field: string | null): unknown {
   return err instanceof TemplateProblem ? new InvalidTemplate(field ? `\`${field}\`, ${err.message}` : err.message) : err;
 }
 
-
 /** An invocation trigger's checked and compiled `inputSchema`; an `InvalidInputSchema` names the problem. */
 export function inputValidator(schema: Record<string, unknown>, subject: string, status: 400 | 409 = 400): ValidateFunction {
   try {

@@ -6,7 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { AppError, ValidationFailed } from '../lib/errors';
-import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
@@ -56,7 +56,7 @@ export function jobsPages(deps: JobsPagesDeps): Router {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const list = 'console/jobs';
-    const request = keysetRequest<string>(list, { cursor: typeof req.query.cursor === 'string' ? req.query.cursor : undefined }, 'string');
+    const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const db = deps.tenantDb(visitor.principal.tenantId);
     const { page, headers } = keysetPage(req, list, await deps.jobs.list(db, request, {}), request, (job) => job.id);
     const rows = page.map((job) => [

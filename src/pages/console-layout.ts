@@ -59,6 +59,12 @@ export function sendConsolePage(res: Response, visitor: { email: string; tenantN
 ${body}`));
 }
 
+/** A query parameter given once and not empty, or undefined. */
+export const queryParam = (req: Request, name: string): string | undefined => {
+  const value = req.query[name];
+  return typeof value === 'string' && value !== '' ? value : undefined;
+};
+
 /** A time as UTC text, machine-readable, with the full value on hover (local-time.js shows it in the owner's zone). */
 export const time = (iso: string | null | undefined): Html =>
   iso ? html`<time datetime="${iso}" title="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>` : html`—`;

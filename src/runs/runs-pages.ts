@@ -5,7 +5,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { runLink } from '../jobs/jobs-pages';
-import { consoleFind, consoleVisitor, facts, nextPage, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
 import type { JobsService } from '../jobs/jobs-service';
@@ -24,7 +24,6 @@ async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
   return (jobId: string): Html => html`<a href="/console/jobs/${encodeURIComponent(jobId)}">${live.find(jobId)?.name ?? jobId}</a>`;
 }
 
-const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 
 /** Stop while the run may be stopped; replay once it has finished. */
 function actions(run: { id: string; state: RunState }): Html | null {
@@ -48,10 +47,10 @@ export function runsPages(deps: RunsPagesDeps): Router {
   router.get('/console/runs', async (req: Request, res: Response) => {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
-    const stateAsked = query(req, 'state');
-    const filter = { jobId: query(req, 'jobId'), state: RUN_STATES.includes(stateAsked as RunState) ? (stateAsked as RunState) : undefined };
+    const stateAsked = queryParam(req, 'state');
+    const filter = { jobId: queryParam(req, 'jobId'), state: RUN_STATES.includes(stateAsked as RunState) ? (stateAsked as RunState) : undefined };
     const list = `console/runs?${filter.jobId ?? ''}&${filter.state ?? ''}`;
-    const request = keysetRequest<string>(list, { cursor: query(req, 'cursor') }, 'string');
+    const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const db = deps.tenantDb(visitor.principal.tenantId);
     const { page, headers } = keysetPage(req, list, await deps.runs.list(db, request, filter), request, (run) => run.id);
     const jobLink = await jobLinks(deps, db);
@@ -71,7 +70,7 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
 
   router.get('/console/runs/:runId', async (req: Request, res: Response) => {
     const list = `console/runs/${req.params.runId}/trace`;
-    const request = keysetRequest<number>(list, { limit: TRACE_PAGE, cursor: query(req, 'cursor') }, 'number');
+    const request = keysetRequest<number>(list, { limit: TRACE_PAGE, cursor: queryParam(req, 'cursor') }, 'number');
     const read = await consoleFind(deps, req, res, '/console/runs', 'No such run in this tenant.', async (db) => {
       const run = await deps.runs.get(db, req.params.runId as string);
       return { run, trace: await deps.runs.trace(db, run.id, request) };

@@ -5,10 +5,10 @@ import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
-import { AppError } from '../lib/errors';
+import { AppError, NotFound } from '../lib/errors';
 import { sameOriginForms } from '../pages/session-pages';
-import type { JobsService } from '../jobs/jobs-service';
-import { consoleFind, consoleVisitor, facts, nextPage, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { jobView, type JobsService } from '../jobs/jobs-service';
+import { consoleFind, consoleVisitor, facts, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import type { WebhooksService } from './webhooks-service';
 
 type Decision = components['schemas']['WebhookActivity']['decisions'][number];
@@ -33,7 +33,6 @@ const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: 
     also: { label: 'Payload URL', value: source.intakeUrl },
   });
 
-const query = (req: Request, name: string) => (typeof req.query[name] === 'string' && req.query[name] !== '' ? (req.query[name] as string) : undefined);
 const json = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value));
 const activityLink = (id: string, text: string): Html => html`<a href="/console/activity/${encodeURIComponent(id)}">${text}</a>`;
 
@@ -97,7 +96,12 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
    * takes them), and what they would have decided on the recorded deliveries of the last days. Nothing is saved.
    */
   async function showBacktest(req: Request, res: Response) {
-    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', async (db) => {
+      // Only its triggers are shown: the live job, without the warnings `get` works out.
+      const row = await deps.jobs.find(db, req.params.jobId as string);
+      if (!row) throw new NotFound();
+      return jobView(row);
+    });
     if (!read) return;
     const { visitor, db, found: job } = read;
     const saved = JSON.stringify(job.triggers.filter((trigger) => trigger.type === 'webhook'), null, 2);
@@ -182,9 +186,9 @@ ${outcome}`,
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const db = deps.tenantDb(visitor.principal.tenantId);
-    const sourceId = query(req, 'sourceId');
+    const sourceId = queryParam(req, 'sourceId');
     const list = `console/activity?${sourceId ?? ''}`;
-    const request = keysetRequest<string>(list, { cursor: query(req, 'cursor') }, 'string');
+    const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const [sources, activity] = await Promise.all([deps.webhooks.listSources(db, { limit: 100 }), deps.webhooks.listActivity(db, request, { sourceId })]);
     const { page, headers } = keysetPage(req, list, activity, request, (row) => row.id);
     const sourceName = new Map(sources.map((source) => [source.id, source.name]));
