@@ -8,9 +8,11 @@ import { accessToken, createOwner } from '../support/identity';
 
 let app: TestApp;
 let headers: Record<string, string>;
+let tenantId: string;
 beforeAll(async () => {
   app = await startTestApp();
   const owner = await createOwner(app.database.db);
+  tenantId = owner.tenantId;
   headers = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read', 'flows:write', 'runs:write'] })}` };
 });
 afterAll(() => app.close());
@@ -66,6 +68,9 @@ describe('a job saved with a hostile schema before schemas were checked', () => 
     const job = (await createJob({ type: 'object' })).body;
     await app.database.db.trigger.updateMany({ where: { jobId: job.id }, data: { config: { inputSchema } as object } });
     await app.database.db.job.updateMany({ where: { id: job.id }, data: { updatedAt: new Date(Date.now() + 1000) } });
+    // As at a start on that database: the tenant's live jobs are read again, whatever background work (an
+    // earlier run's dispatch) read into memory between the create and the plant.
+    app.jobs.heardChange(tenantId);
     return job;
   }
 
