@@ -43,6 +43,7 @@ import { sessionPages } from './pages/session-pages';
 import { runsPages } from './runs/runs-pages';
 import { webhooksPages } from './webhooks/webhooks-pages';
 import { eventsPages } from './events/events-pages';
+import { integrationsPages } from './integrations/integrations-pages';
 
 export interface AppDeps {
   config: Config;
@@ -158,11 +159,12 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
       tenantDb,
       recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }),
       invoke: async (tenant, jobId, data) => (await domains.runs.invoke(tenant, jobId, { data })).body,
-      jobBodyProblem: (body) => api.bodyProblem('createJob', body),
+      jobBodyProblem: (operationId, body) => api.bodyProblem(operationId, body),
     }),
   );
   app.use(runsPages({ ...pageDeps, runs: domains.runs, jobs: domains.jobs, tenantDb }));
   app.use(webhooksPages({ ...pageDeps, webhooks: domains.webhooks, jobs: domains.jobs, tenantDb, sourceBodyProblem: (body) => api.bodyProblem('createWebhookSource', body), backtestBodyProblem: (body) => api.bodyProblem('backtestJob', body) }));
+  app.use(integrationsPages({ ...pageDeps, tenantDb, targets: domains.targets, connections: domains.connections, diagnostics: domains.diagnostics, bodyProblem: (operationId, body) => api.bodyProblem(operationId, body) }));
   app.use(eventsPages({ ...pageDeps, events: domains.events, tenantDb, subscriptionBodyProblem: (body) => api.bodyProblem('createEventSubscription', body) }));
   app.use(interactionPages({ ...pageDeps, db, provider, defaultResource: resources.api }));
   app.use(protectedResourceMetadata(config.baseUrl, resources));

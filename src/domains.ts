@@ -152,17 +152,18 @@ export function createDomains({
     ...webhooksSweeps(db),
   });
 
+  const diagnostics = createDiagnosticsService({ box, outbound, timing: vmhostTiming });
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
     ...targetsHandlers(targets),
-    ...connectionsHandlers(connections, createDiagnosticsService({ box, outbound, timing: vmhostTiming })),
+    ...connectionsHandlers(connections, diagnostics),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, queue, sweeps, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, intake: intakeRouter(webhooks) };
+  return { handlers, queue, sweeps, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -12,6 +12,7 @@ import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
 
 type RunView = components['schemas']['Run'];
+type JobView = components['schemas']['Job'];
 
 export interface JobsPagesDeps extends ConsoleDeps {
   jobs: JobsService;
@@ -19,8 +20,8 @@ export interface JobsPagesDeps extends ConsoleDeps {
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
   /** Invokes the job as the API does. */
   invoke(db: TenantDb, jobId: string, data: Record<string, unknown>): Promise<{ runId: string }>;
-  /** Why a body is not a job the API would create (its schema), or null. */
-  jobBodyProblem(body: unknown): string | null;
+  /** Why a body is not one the API would take to create or update a job (its schema), or null. */
+  jobBodyProblem(operationId: 'createJob' | 'updateJob', body: unknown): string | null;
   baseUrl: URL;
 }
 
@@ -36,6 +37,12 @@ function triggerSummary(trigger: Trigger): string {
     case 'invocation':
       return trigger.inputSchema ? 'direct invocation, data checked against its input schema' : 'direct invocation';
   }
+}
+
+/** A job's settings as the update operation takes them, to edit. */
+function editableJson(job: JobView): string {
+  const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, model, effort, env, triggers } = job;
+  return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, model, effort, env, triggers }, null, 2);
 }
 
 /** What the new-job form starts with: a job that runs when invoked. */
@@ -71,47 +78,68 @@ export function jobsPages(deps: JobsPagesDeps): Router {
 ${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
   });
 
-  /** The new-job form; after a refusal, with the text sent and the reason beside it. */
-  function showNewJob(res: Response, visitor: Parameters<typeof sendConsolePage>[1], sent?: { text: string; error: string }) {
-    if (sent) res.status(400);
+  /**
+   * The job form, as JSON: a new job (`editing` absent), or the changes to one; after a refusal, with the
+   * text sent and the reason beside it.
+   */
+  function showJobForm(res: Response, visitor: Parameters<typeof sendConsolePage>[1], { editing, text, error }: { editing?: { id: string; name: string }; text: string; error?: string }) {
+    if (error) res.status(400);
+    const action = editing ? `/console/jobs/${encodeURIComponent(editing.id)}/edit` : '/console/jobs';
     sendConsolePage(
       res,
       visitor,
       '/console/jobs',
-      'New job',
-      html`<form method="post" action="/console/jobs">
-<label for="job">The job as JSON, as <code>POST /api/v1/jobs</code> takes it</label>
-<textarea id="job" name="job" rows="18"${sent ? html` aria-invalid="true" aria-describedby="job-error"` : null}>${sent?.text ?? NEW_JOB}</textarea>
-${sent ? html`<p id="job-error" class="error" role="alert">${sent.error}</p>` : null}
-<button type="submit">Create</button></form>
-<p>Templates and conditions are checked as the API checks them: a name the triggers do not provide is refused, with the closest one.</p>`,
+      editing ? `Edit ${editing.name}` : 'New job',
+      html`<form method="post" action="${action}">
+<label for="job">${editing ? html`The changes as JSON, as <code>PATCH /api/v1/jobs/{jobId}</code> takes them: fields left out stay as they are, <code>null</code> removes one, <code>triggers</code> replaces the list (keep the <code>id</code> of those you keep)` : html`The job as JSON, as <code>POST /api/v1/jobs</code> takes it`}</label>
+<textarea id="job" name="job" rows="22"${error ? html` aria-invalid="true" aria-describedby="job-error"` : null}>${text}</textarea>
+${error ? html`<p id="job-error" class="error" role="alert">${error}</p>` : null}
+<button type="submit">${editing ? 'Save' : 'Create'}</button></form>
+<p>Templates and conditions are checked as the API checks them: a name the triggers do not provide is refused, with the closest one.</p>
+${editing ? html`<p><a href="/console/jobs/${encodeURIComponent(editing.id)}">Back to the job</a></p>` : null}`,
     );
   }
 
-  router.get('/console/jobs/new', async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (visitor) showNewJob(res, visitor);
-  });
-
-  router.post('/console/jobs', sameOrigin, form, async (req, res) => {
+  /** The JSON of a job form's text, checked against the operation's schema, then saved by `save`; a refusal stays on the form. */
+  async function saveJobForm(req: Request, res: Response, editing: { id: string; name: string } | undefined, save: (db: TenantDb, body: never) => Promise<{ id: string }>) {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const text = typeof req.body?.job === 'string' ? req.body.job : '';
+    const refuse = (error: string) => showJobForm(res, visitor, { editing, text, error });
     let body: unknown;
     try {
       body = JSON.parse(text);
     } catch (err) {
-      return showNewJob(res, visitor, { text, error: `The job is not JSON: ${(err as Error).message}.` });
+      return refuse(`The job is not JSON: ${(err as Error).message}.`);
     }
-    const problem = deps.jobBodyProblem(body);
-    if (problem) return showNewJob(res, visitor, { text, error: problem });
+    const problem = deps.jobBodyProblem(editing ? 'updateJob' : 'createJob', body);
+    if (problem) return refuse(problem);
     try {
-      const job = await deps.jobs.create(deps.tenantDb(visitor.principal.tenantId), body as Parameters<JobsService['create']>[1]);
+      const job = await save(deps.tenantDb(visitor.principal.tenantId), body as never);
       res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
     } catch (err) {
-      if (err instanceof AppError && err.status < 500) return showNewJob(res, visitor, { text, error: err.message });
+      if (err instanceof AppError && err.status < 500) return refuse(err.message);
       throw err;
     }
+  }
+
+  router.get('/console/jobs/new', async (req, res) => {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (visitor) showJobForm(res, visitor, { text: NEW_JOB });
+  });
+
+  router.post('/console/jobs', sameOrigin, form, (req, res) => saveJobForm(req, res, undefined, (db, body) => deps.jobs.create(db, body)));
+
+  router.get('/console/jobs/:jobId/edit', async (req, res) => {
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    if (!read) return;
+    const { visitor, found: job } = read;
+    showJobForm(res, visitor, { editing: job, text: editableJson(job) });
+  });
+
+  router.post('/console/jobs/:jobId/edit', sameOrigin, form, async (req, res) => {
+    const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
+    if (read) await saveJobForm(req, res, read.found, (db, body) => deps.jobs.update(db, read.found.id, body));
   });
 
   /** A job's page; after a refused invocation, with the data sent and the error beside it. */
@@ -130,6 +158,7 @@ ${sent ? html`<p id="job-error" class="error" role="alert">${sent.error}</p>` : 
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],
     ];
+    const inputSchema = job.triggers.find((trigger) => trigger.type === 'invocation')?.inputSchema;
     if (invocation) res.status(400);
     sendConsolePage(
       res,
@@ -143,6 +172,7 @@ ${job.enabled
 <label for="data">Data (JSON)</label>
 <textarea id="data" name="data" rows="4"${invocation ? html` aria-invalid="true" aria-describedby="data-error"` : null}>${invocation?.data ?? '{}'}</textarea>
 ${invocation ? html`<p id="data-error" class="error" role="alert">${invocation.error}</p>` : null}
+${inputSchema ? html`<details><summary>The data must match this schema</summary><pre>${JSON.stringify(inputSchema, null, 2)}</pre></details>` : null}
 <button type="submit">Invoke</button></form>`
   : null}
 <h2>Prompt template</h2><pre>${job.promptTemplate}</pre>
@@ -151,7 +181,7 @@ ${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplat
 ${table(['Id', 'Kind', 'State', 'When'], job.triggers.map((trigger) => [html`<code>${trigger.id}</code>`, html`${trigger.type}`, html`${trigger.enabled ? 'enabled' : 'disabled'}`, html`${triggerSummary(trigger)}`]), 'No trigger: the job runs when it is invoked.')}
 <h2>Recent runs</h2>
 ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(run), html`${run.state}`, html`${run.trigger.type}`, time(run.createdAt)]), 'No run yet.')}
-<p><a href="${at}/delete">Delete this job</a></p>
+<p><a href="${at}/edit">Edit this job</a> · <a href="${at}/delete">Delete this job</a></p>
 <p><a href="/console/runs?jobId=${encodeURIComponent(job.id)}">All runs of this job</a>${job.triggers.some((trigger) => trigger.type === 'webhook') ? html` · <a href="/console/jobs/${encodeURIComponent(job.id)}/backtest">Backtest its webhook triggers</a>` : null}</p>`,
     );
   }

@@ -25,6 +25,8 @@ const SECTIONS = [
   { href: '/console/activity', label: 'Webhook activity' },
   { href: '/console/sources', label: 'Sources' },
   { href: '/console/subscriptions', label: 'Event subscriptions' },
+  { href: '/console/targets', label: 'Targets' },
+  { href: '/console/connections', label: 'VM hosts and agent' },
   { href: '/console', label: 'Tokens and applications' },
 ] as const;
 export type Section = (typeof SECTIONS)[number]['href'];
@@ -88,6 +90,25 @@ export const secretOnce = ({ title, advice, secret, also }: { title: string; adv
 <label for="also">${also.label}</label><input type="text" id="also" readonly value="${also.value}">
 <button type="button" data-copy="also">Copy</button>
 <script src="/console/copy.js" defer></script></section>`;
+
+/**
+ * A labelled form field: a text input (or `password`, or a `select` of `options`, the empty value first when
+ * `optional`); `hint` is shown under the label and tied to the field.
+ */
+export function field(
+  { name, label, value = '', type = 'text', options, optional = false, hint }:
+    { name: string; label: string; value?: string; type?: 'text' | 'password'; options?: { value: string; label: string }[]; optional?: boolean; hint?: string },
+): Html {
+  const id = `field-${name}`;
+  const described = hint ? html` aria-describedby="${id}-hint"` : null;
+  const control = options
+    ? html`<select id="${id}" name="${name}"${described}>${optional ? html`<option value="">none</option>` : null}${options.map((option) => html`<option value="${option.value}"${option.value === value ? html` selected` : null}>${option.label}</option>`)}</select>`
+    : html`<input type="${type}" id="${id}" name="${name}" value="${type === 'password' ? '' : value}"${optional ? null : html` required`}${type === 'password' ? html` autocomplete="off"` : null}${described}>`;
+  return html`<label for="${id}">${label}</label>${hint ? html`<small id="${id}-hint">${hint}</small>` : null}${control}`;
+}
+
+/** A form's refusal, announced, or nothing. */
+export const formError = (error: string | undefined): Html | null => (error ? html`<p class="error" role="alert">${error}</p>` : null);
 
 /** Terms and their values, as a description list. */
 export const facts = (pairs: [string, Html][]): Html => html`<dl>${pairs.map(([term, value]) => html`<dt>${term}</dt><dd>${value}</dd>`)}</dl>`;

@@ -68,6 +68,17 @@ interface RunRow {
   startedAt: Date | null;
   finishedAt: Date | null;
   replayOf: string | null;
+  startKey: string | null;
+}
+
+/** What the cause in a triggered run's start key (`<type>:<trigger>:<cause>`) names, by the trigger's type. */
+function causeOf(triggerType: string, startKey: string | null): Partial<RunView['trigger']> {
+  const cause = startKey?.split(':').slice(2).join(':');
+  if (!cause) return {};
+  if (triggerType === 'webhook') return { activityId: cause };
+  if (triggerType === 'schedule') return { scheduledFor: cause };
+  if (triggerType === 'run') return { runId: cause };
+  return {};
 }
 
 export function runView(run: RunRow): RunView {
@@ -77,7 +88,7 @@ export function runView(run: RunRow): RunView {
     invocationId: run.invocationId,
     name: run.name,
     state: run.state as RunState,
-    trigger: { type: run.triggerType as RunView['trigger']['type'], id: run.triggerId },
+    trigger: { type: run.triggerType as RunView['trigger']['type'], id: run.triggerId, ...causeOf(run.triggerType, run.startKey) },
     prompt: run.prompt,
     result: (run.result as RunView['result']) ?? null,
     error: run.error,

@@ -1,6 +1,7 @@
 // The console's run pages: the tenant's runs (by job and state), and one run with its prompt, outcome,
 // cause and trace. They render what the runs service returns, as the API's handlers do.
 import { type Request, type Response, Router } from 'express';
+import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
@@ -17,6 +18,8 @@ export interface RunsPagesDeps extends ConsoleDeps {
   baseUrl: URL;
 }
 
+type RunView = components['schemas']['Run'];
+
 const TRACE_PAGE = 200;
 /** A link to a run's job, by the job's name while it lives (the tenant's live jobs are kept in memory). */
 async function jobLinks(deps: RunsPagesDeps, db: TenantDb) {
@@ -31,6 +34,14 @@ function actions(run: { id: string; state: RunState }): Html | null {
   if (isStoppable(run.state)) return html`<form method="post" action="${at}/stop"><button type="submit">Stop</button></form>`;
   if (isTerminal(run.state)) return html`<form method="post" action="${at}/replay"><button type="submit" class="secondary">Replay</button></form>`;
   return null;
+}
+
+/** What started a run, linked: the delivery, the schedule's slot or the run that ended, or the invocation. */
+function causeText({ trigger, invocationId }: RunView): Html {
+  if (trigger.activityId) return html`the webhook delivery <a href="/console/activity/${encodeURIComponent(trigger.activityId)}">${trigger.activityId}</a>`;
+  if (trigger.scheduledFor) return html`the schedule, for its slot at ${time(trigger.scheduledFor)}`;
+  if (trigger.runId) return html`the end of run <a href="/console/runs/${encodeURIComponent(trigger.runId)}">${trigger.runId}</a>`;
+  return html`${trigger.type === 'invocation' ? html`an invocation${invocationId ? html` (<code>${invocationId}</code>)` : null}` : trigger.type}`;
 }
 
 /** What an event of the trace says, in a line. */
@@ -84,7 +95,7 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
     const details: [string, Html][] = [
       ['Job', jobLink(run.jobId)],
       ['State', html`<strong id="run-state">${run.state}</strong>${actions(run)}`],
-      ['Started by', html`${run.trigger.type}${run.trigger.id ? html` (<code>${run.trigger.id}</code>)` : null}${run.replayOf ? html`, replaying <a href="/console/runs/${encodeURIComponent(run.replayOf)}">${run.replayOf}</a>` : null}`],
+      ['Started by', html`${causeText(run)}${run.trigger.id ? html` (trigger <code>${run.trigger.id}</code>)` : null}${run.replayOf ? html`, replaying <a href="/console/runs/${encodeURIComponent(run.replayOf)}">${run.replayOf}</a>` : null}`],
       ['Created', time(run.createdAt)],
       ['Started', time(run.startedAt)],
       ['Finished', time(run.finishedAt)],

@@ -36,10 +36,11 @@ it('starts the watching jobs whose states and conditions match, with the finishe
   const invoked = await call(app, 'POST', `/api/v1/jobs/${first.id}/invocations`, { headers: bearer, body: {} });
   expect(invoked.status).toBe(202);
   expect((await settledRuns(first.id))[0].state).toBe('succeeded');
+  const firstRun = invoked.body.runId;
   const chained = await settledRuns(onSuccess.id);
   expect(chained).toHaveLength(1);
   expect(chained[0]).toMatchObject({
-    trigger: { type: 'run', id: 'trg_after' },
+    trigger: { type: 'run', id: 'trg_after', runId: firstRun },
     invocationId: null,
     prompt: 'After Triage (succeeded): done https://example.test/pr/1',
     state: 'succeeded',

@@ -135,8 +135,30 @@ describe('actions', () => {
     }
   });
 
+  it('edits a job from its settings as JSON, checked as the API checks an update, a refusal kept on the form', async () => {
+    const edited = await createJob(app, bearer, { name: 'Editable', promptTemplate: 'Say {{ data.word }}', executionTargetId: 'local', triggers: [{ type: 'invocation' }] });
+    const form = await get(`/console/jobs/${edited.id}/edit`);
+    expect(form.status).toBe(200);
+    const text = /<textarea id="job" name="job" rows="22">([^<]*)<\/textarea>/.exec(form.text)![1].replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&amp;/g, '&');
+    const settings = JSON.parse(text);
+    expect(settings).toMatchObject({ name: 'Editable', promptTemplate: 'Say {{ data.word }}', triggers: [{ type: 'invocation' }] });
+    // The form's text is what the update takes, unchanged or changed.
+    const saved = await post(`/console/jobs/${edited.id}/edit`, { job: JSON.stringify({ ...settings, concurrencyLimit: 3, model: null }) });
+    expect([saved.status, saved.headers.location]).toEqual([303, `/console/jobs/${edited.id}`]);
+    expect((await call(app, 'GET', `/api/v1/jobs/${edited.id}`, { headers: bearer })).body).toMatchObject({ concurrencyLimit: 3, triggers: [{ id: settings.triggers[0].id }] });
+
+    const refused = await post(`/console/jobs/${edited.id}/edit`, { job: '{"promptTemplate": "{{ dta.word }}"}' });
+    expect(refused.status).toBe(400);
+    expect(refused.text).toContain(escape('(did you mean `data`?)'));
+    expect(refused.text).toContain(`aria-describedby="job-error">${escape('{"promptTemplate": "{{ dta.word }}"}')}</textarea>`);
+    const other = await sessionCookie(app, await createOwner(app.database.db));
+    expect((await get(`/console/jobs/${edited.id}/edit`, other)).status).toBe(404);
+    expect((await post(`/console/jobs/${edited.id}/edit`, { job: '{"name": "Taken"}' }, 'http://localhost:3000', other)).status).toBe(404);
+    expect((await call(app, 'GET', `/api/v1/jobs/${edited.id}`, { headers: bearer })).body.name).toBe('Editable');
+  });
+
   it('refuses a post from another origin with 403', async () => {
-    for (const path of ['/console/jobs', `/console/jobs/${job.id}/invoke`, `/console/jobs/${job.id}/disable`, `/console/runs/${runId}/replay`]) {
+    for (const path of ['/console/jobs', `/console/jobs/${job.id}/edit`, `/console/jobs/${job.id}/invoke`, `/console/jobs/${job.id}/disable`, `/console/runs/${runId}/replay`]) {
       expect((await post(path, {}, 'https://evil.example')).status).toBe(403);
     }
     expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.enabled).toBe(true);
@@ -210,6 +232,13 @@ describe('webhook activity', () => {
     expect(res.text).toMatch(/Wants docs<\/a>, trigger <code>trg_\w+<\/code>: no-match/);
     expect(res.text).toContain('<code>&quot;docs&quot;</code></td><td><code>&quot;agent&quot;</code></td><td>does not hold</td>');
     expect(res.text).toMatch(/Started <a href="\/console\/runs\/run_\w+">/);
+  });
+
+  it('links a run to the delivery that started it', async () => {
+    const started = /Started <a href="\/console\/runs\/(run_\w+)">/.exec((await get(`/console/activity/${activityId}`)).text)![1];
+    const res = await get(`/console/runs/${started}`);
+    expect(res.text).toContain(`the webhook delivery <a href="/console/activity/${activityId}">${activityId}</a>`);
+    expect((await call(app, 'GET', `/api/v1/runs/${started}`, { headers: bearer })).body.trigger).toMatchObject({ type: 'webhook', activityId });
   });
 
   it('backtests a draft of a job\'s webhook triggers on the recorded deliveries, saving nothing', async () => {

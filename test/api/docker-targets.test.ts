@@ -10,7 +10,8 @@ import { LABELS } from '../../src/integrations/docker-fns';
 import { startTestApp, type TestApp } from '../support/app';
 import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
 import { call } from '../support/http';
-import { accessToken, createOwner } from '../support/identity';
+import request from 'supertest';
+import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
 import { runSettled } from '../support/kit';
 
 jest.setTimeout(120_000);
@@ -20,12 +21,13 @@ const dataDir = mkdtempSync(path.join(tmpdir(), 'flows-data-'));
 writeFileSync(path.join(dataDir, 'secret.key'), 'the-server-secret-key');
 let app: TestApp;
 let headers: Record<string, string>;
+let owner: TestOwner;
 
 beforeAll(async () => {
   await ensureDockerd();
   await ensureTestImage();
   app = await startTestApp({ docker: { host: 'unix:///var/run/docker.sock', images: ['flows-test/*'] }, rateLimits: { api: 0, apiAddress: 0 } });
-  const owner = await createOwner(app.database.db);
+  owner = await createOwner(app.database.db);
   headers = { authorization: `Bearer ${await accessToken(app, owner)}` };
 });
 afterAll(() => app.close());
@@ -117,6 +119,24 @@ describe('docker targets', () => {
     expect(bad.ok).toBe(false);
     expect(bad.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([['daemon', true], ['image', false]]);
     expect((await api('POST', '/api/v1/execution-targets/tgt_nope/diagnostics')).status).toBe(404);
+  });
+
+  it('are created and checked from the console, the form sending only their own fields', async () => {
+    const cookie = await sessionCookie(app, owner);
+    const post = (route: string, form: Record<string, string> = {}) => request(app.app).post(route).set('cookie', cookie).set('origin', 'http://localhost:3000').type('form').send(form);
+    const made = await post('/console/targets', { kind: 'docker', name: 'From the console', image: TEST_IMAGE, connectionId: '', size: 'ignored', region: '', command: 'sh', cpus: '0.5', memoryMb: '256', pids: '', network: 'none', timeoutSeconds: '' });
+    expect(made.status).toBe(303);
+    const targetId = /^\/console\/targets\/(tgt_\w+)$/.exec(made.headers.location)![1];
+    expect((await api('GET', `/api/v1/execution-targets/${targetId}`)).body).toMatchObject({ kind: 'docker', size: '', docker: { command: 'sh', cpus: 0.5, memoryMb: 256, pids: 512 } });
+    const checked = await post(`/console/targets/${targetId}/diagnostics`);
+    expect(checked.status).toBe(200);
+    expect(checked.text).toContain('Diagnostics: every step passed');
+    for (const step of ['daemon', 'image', 'run']) expect(checked.text).toContain(`<code>${step}</code>`);
+    // Emptying the command goes back to the image's own entrypoint.
+    const page = await request(app.app).get(`/console/targets/${targetId}`).set('cookie', cookie);
+    expect(page.text).not.toContain('name="region"');
+    expect((await post(`/console/targets/${targetId}`, { name: 'From the console', image: TEST_IMAGE, command: '', cpus: '0.5', memoryMb: '256', pids: '512', network: 'egress', timeoutSeconds: '600' })).status).toBe(303);
+    expect((await api('GET', `/api/v1/execution-targets/${targetId}`)).body).toMatchObject({ timeoutSeconds: 600, docker: { command: null, network: 'egress' } });
   });
 
   it('sweeps away containers that runs which are over left behind, and keeps those of runs still going', async () => {

@@ -57,7 +57,7 @@ it('fires each slot once, in its time zone, with data and the slot in the contex
   expect(slots.map((s) => [s.slot.toISOString(), s.state])).toEqual([[slot.toISOString(), 'fired']]);
   await app.runner.idle();
   const run = (await call(app, 'GET', `/api/v1/runs/${slots[0].runId}`, { headers: bearer })).body;
-  expect(run).toMatchObject({ trigger: { type: 'schedule', id: 'trg_nightly' }, prompt: `Task deps at ${slot.toISOString()} (Europe/Berlin)`, state: 'succeeded' });
+  expect(run).toMatchObject({ trigger: { type: 'schedule', id: 'trg_nightly', scheduledFor: slot.toISOString() }, prompt: `Task deps at ${slot.toISOString()} (Europe/Berlin)`, state: 'succeeded' });
 });
 
 it('records slots missed while nothing ran as skipped and fires only a recent one', async () => {

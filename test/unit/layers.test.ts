@@ -17,21 +17,22 @@ const RANKS: Record<string, number> = {
   account: 5,
   pages: 6,
   // Domains, each above the ones it builds on: conditions and execution targets stand alone, jobs compile
-  // conditions and name targets, runs start jobs on targets, intake and events start and report runs.
-  triggers: 6,
-  integrations: 6,
-  secrets: 6,
-  jobs: 7,
-  runs: 8,
-  webhooks: 9,
-  events: 9,
+  // conditions and name targets, runs start jobs on targets, intake and events start and report runs. Each
+  // domain's console pages are drawn with the console's parts.
+  triggers: 7,
+  integrations: 7,
+  secrets: 7,
+  jobs: 8,
+  runs: 9,
+  webhooks: 10,
+  events: 10,
   // The surfaces over them, and the one place that wires them together.
-  mcp: 10,
-  cli: 10,
-  'domains.ts': 11,
-  'app.ts': 12,
-  'instance.ts': 13,
-  'main.ts': 14,
+  mcp: 11,
+  cli: 11,
+  'domains.ts': 12,
+  'app.ts': 13,
+  'instance.ts': 14,
+  'main.ts': 15,
 };
 
 function sourceFiles(dir: string): string[] {

@@ -1187,6 +1187,15 @@ export interface components {
                 type: "webhook" | "schedule" | "run" | "invocation";
                 /** @description Identifier of the job trigger that started the run; null for a direct invocation of a job without an invocation trigger. */
                 id: string | null;
+                /** @description `webhook` only: the webhook delivery whose match started the run (`GET /api/v1/webhook-activity/{activityId}`). */
+                activityId?: string;
+                /**
+                 * Format: date-time
+                 * @description `schedule` only: the slot of the schedule the run was started for.
+                 */
+                scheduledFor?: string;
+                /** @description `run` only: the run whose end started this one. */
+                runId?: string;
             };
             /** @description The prompt the agent received (the rendered `promptTemplate`, or the caller's `prompt`). */
             prompt: string;
