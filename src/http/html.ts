@@ -49,7 +49,7 @@ td code,dd code,h3 code,li code{font-size:.9rem;letter-spacing:0}
 pre{white-space:pre-wrap;word-break:break-word;background:#f5f5f7;padding:.5rem;margin:0;font-size:.9rem}
 dl{display:grid;grid-template-columns:max-content 1fr;gap:.25rem 1rem}dt{font-weight:600}dd{margin:0}
 .filters{display:flex;gap:.5rem;align-items:end;flex-wrap:wrap;margin-bottom:1rem}.filters label{margin:0}.filters input{width:auto}
-select{font:inherit;padding:.4rem}small{display:block;color:#555;margin-bottom:.25rem}
+select{font:inherit;padding:.4rem}form>select{display:block}small{display:block;color:#555;margin-bottom:.25rem}
 fieldset{border:1px solid #ddd;border-radius:4px;margin-top:1rem}fieldset label{display:inline-block;font-weight:400;margin:.25rem 1rem .25rem 0}
 textarea{width:100%;box-sizing:border-box;font:.9rem/1.4 monospace;padding:.5rem;border:1px solid #888;border-radius:4px}
 dd form{display:inline}dd button{margin:0 0 0 .5rem;padding:.1rem .6rem}

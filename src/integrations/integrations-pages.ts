@@ -254,10 +254,10 @@ ${integration
 <form method="post" action="/console/integration/delete"><button type="submit" class="secondary">Remove the integration</button></form>`
   : html`<p>None saved: runs on vmhost targets cannot reach an agent provider.</p>`}
 <form method="post" action="/console/integration">
-${field({ name: 'project', label: 'Project', value: integrationForm.project })}
-${field({ name: 'apiBaseUrl', label: 'Agent provider API base URL', value: integrationForm.apiBaseUrl })}
-${field({ name: 'accessToken', label: 'Access token', type: 'password', hint: integration ? 'Saving replaces the integration: give the token again.' : undefined })}
-${field({ name: 'connectionId', label: 'VM-host connection', value: integrationForm.connectionId, options: connectionOptions(connections), optional: true })}
+${field({ form: 'integration', name: 'project', label: 'Project', value: integrationForm.project })}
+${field({ form: 'integration', name: 'apiBaseUrl', label: 'Agent provider API base URL', value: integrationForm.apiBaseUrl })}
+${field({ form: 'integration', name: 'accessToken', label: 'Access token', type: 'password', hint: integration ? 'Saving replaces the integration: give the token again.' : undefined })}
+${field({ form: 'integration', name: 'connectionId', label: 'VM-host connection', value: integrationForm.connectionId, options: connectionOptions(connections), optional: true })}
 ${formError(refused.integration?.error)}
 <button type="submit">Save the integration</button></form>`,
     );

@@ -93,13 +93,14 @@ export const secretOnce = ({ title, advice, secret, also }: { title: string; adv
 
 /**
  * A labelled form field: a text input (or `password`, or a `select` of `options`, the empty value first when
- * `optional`); `hint` is shown under the label and tied to the field.
+ * `optional`); `hint` is shown under the label and tied to the field. `form` tells apart the ids of fields of
+ * the same name in two forms of a page.
  */
 export function field(
-  { name, label, value = '', type = 'text', options, optional = false, hint }:
-    { name: string; label: string; value?: string; type?: 'text' | 'password'; options?: { value: string; label: string }[]; optional?: boolean; hint?: string },
+  { name, label, value = '', type = 'text', options, optional = false, hint, form = 'field' }:
+    { name: string; label: string; value?: string; type?: 'text' | 'password'; options?: { value: string; label: string }[]; optional?: boolean; hint?: string; form?: string },
 ): Html {
-  const id = `field-${name}`;
+  const id = `${form}-${name}`;
   const described = hint ? html` aria-describedby="${id}-hint"` : null;
   const control = options
     ? html`<select id="${id}" name="${name}"${described}>${optional ? html`<option value="">none</option>` : null}${options.map((option) => html`<option value="${option.value}"${option.value === value ? html` selected` : null}>${option.label}</option>`)}</select>`

@@ -6,6 +6,7 @@ import path from 'node:path';
 import type { Page } from 'playwright-core';
 import { agentCommand } from '../support/agent';
 import { launchBrowser, watchPage, type PageActivity, type TestBrowser } from '../support/browser';
+import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
 import { accessToken, createOwner, sessionCookie } from '../support/identity';
 import { createJob, githubDelivery, runSettled } from '../support/kit';
 import { startListeningApp, type ListeningApp } from '../support/server';
@@ -132,6 +133,84 @@ it('offers every event type to a new subscription, labelled, two checked', async
   await page.screenshot({ path: path.join(SHOTS, 'subscriptions-refused.png'), fullPage: true });
 });
 
+it('edits a job from its page, the settings as JSON', async () => {
+  activity.errors.splice(0); // the refused subscription's 400, seen and expected above
+  await page.setViewportSize({ width: 1280, height: 720 });
+  await page.goto('/console/jobs');
+  await page.getByRole('link', { name: 'Made in the browser' }).click();
+  await page.getByRole('link', { name: 'Edit this job' }).click();
+  const settings = page.getByLabel('The changes as JSON');
+  await settings.fill((await settings.inputValue()).replace('"Made in the browser"', '"Renamed in the browser"'));
+  await page.getByRole('button', { name: 'Save' }).click();
+  await page.getByRole('heading', { name: 'Renamed in the browser' }).waitFor();
+  expect(activity.errors).toEqual([]);
+});
+
+it('stops a long run from its page', async () => {
+  const job = await createJob(server.app, bearer, { name: 'Long', promptTemplate: 'sleep', executionTargetId: 'local' });
+  const invoked = await fetch(`${server.url}/api/v1/jobs/${job.id}/invocations`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: '{}' });
+  const { runId: id } = (await invoked.json()) as { runId: string };
+  await runSettled(server.app, bearer, id, ['running']);
+  await page.goto(`/console/runs/${id}`);
+  await page.getByText('started', { exact: true }).waitFor();
+  await page.getByRole('button', { name: 'Stop' }).click();
+  await page.locator('#run-state', { hasText: 'canceled' }).waitFor({ timeout: 15_000 });
+  await page.getByRole('button', { name: 'Replay' }).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'run-stopped.png'), fullPage: true });
+  expect(activity.errors).toEqual([]);
+});
+
+describe('a VM host', () => {
+  let providers: FakeProviders;
+  beforeAll(async () => {
+    providers = await startFakeProviders();
+  });
+  afterAll(() => providers?.close());
+
+  it('is connected, given a target and diagnosed from the console, step by step', async () => {
+    await page.setViewportSize({ width: 1280, height: 720 });
+    await page.goto('/console/jobs');
+    await page.getByRole('link', { name: 'VM hosts and agent' }).click();
+    const connection = page.locator('form[action="/console/connections"]');
+    await connection.getByLabel('Name').fill('Fake host');
+    await connection.getByLabel('API base URL').fill(providers.url);
+    await connection.getByLabel('API token').fill(VMHOST_TOKEN);
+    await connection.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Fake host' }).waitFor();
+
+    await page.getByRole('link', { name: 'Targets' }).click();
+    await page.getByLabel('Name').fill('Fake VM');
+    await page.getByLabel('Image').fill('agent-runner');
+    await page.getByLabel('VM-host connection (vmhost)').selectOption({ label: 'Fake host' });
+    await page.getByRole('button', { name: 'Create' }).click();
+    await page.getByRole('heading', { name: 'Fake VM' }).waitFor();
+    await page.screenshot({ path: path.join(SHOTS, 'target.png'), fullPage: true });
+    await page.getByRole('link', { name: 'run its diagnostics' }).click();
+
+    // Without the agent integration, the VM boots but its agent reaches no model: the step says so.
+    await page.getByRole('button', { name: 'Run diagnostics' }).click();
+    await page.getByRole('heading', { name: 'Diagnostics: a step failed' }).waitFor();
+    await page.getByRole('cell', { name: 'no agent integration is saved' }).waitFor();
+
+    await page.getByRole('link', { name: 'VM hosts and agent' }).click();
+    await page.getByLabel('Project').fill('acme');
+    await page.getByLabel('Agent provider API base URL').fill(providers.url);
+    await page.getByLabel('Access token').fill(AGENT_TOKEN);
+    await page.getByLabel('VM-host connection').selectOption({ label: 'Fake host' });
+    await page.getByRole('button', { name: 'Save the integration' }).click();
+    await page.getByRole('button', { name: 'Remove the integration' }).waitFor();
+    await page.screenshot({ path: path.join(SHOTS, 'connections.png'), fullPage: true });
+    await page.getByRole('link', { name: 'Fake host' }).click();
+    await page.getByRole('button', { name: 'Run diagnostics' }).click();
+    await page.getByRole('heading', { name: 'Diagnostics: every step passed' }).waitFor();
+    expect(await page.getByRole('cell', { name: 'passed', exact: true }).count()).toBe(4);
+    await page.screenshot({ path: path.join(SHOTS, 'diagnostics.png'), fullPage: true });
+    expect(await page.content()).not.toContain(VMHOST_TOKEN);
+    expect(await page.content()).not.toContain(AGENT_TOKEN);
+    expect(activity.errors).toEqual([]);
+  });
+});
+
 describe('a run under way', () => {
   let live: ListeningApp;
   beforeAll(async () => {
@@ -167,4 +246,5 @@ describe('a run under way', () => {
     expect(watched.errors).toEqual([]);
     await context.close();
   });
+
 });
