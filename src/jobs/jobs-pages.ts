@@ -6,7 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { AppError, ValidationFailed } from '../lib/errors';
-import { consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleFind, consoleVisitor, facts, field, formError, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
@@ -18,6 +18,8 @@ export interface JobsPagesDeps extends ConsoleDeps {
   jobs: JobsService;
   /** The job's latest runs, newest first. */
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
+  /** What the new-job form offers to choose from: the tenant's execution targets and webhook sources. */
+  choices(db: TenantDb): Promise<{ targets: { id: string; name: string }[]; sources: { id: string; name: string }[] }>;
   /** Invokes the job as the API does. */
   invoke(db: TenantDb, jobId: string, data: Record<string, unknown>): Promise<{ runId: string }>;
   /** Why a body is not one the API would take to create or update a job (its schema), or null. */
@@ -45,7 +47,32 @@ function editableJson(job: JobView): string {
   return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, model, effort, env, triggers }, null, 2);
 }
 
-/** What the new-job form starts with: a job that runs when invoked. */
+/** The fields of the new-job form, each where a refusal naming it is shown. */
+const NEW_JOB_FIELDS = ['name', 'promptTemplate', 'executionTargetId', 'sourceId', 'events', 'cron', 'timezone'];
+
+/** The field a refusal names first (`name`, `triggers[0].cron` → `cron`), or null. */
+export function fieldOfProblem(message: string): string | null {
+  const named = /`([^`]+)`/.exec(message)?.[1];
+  if (!named) return null;
+  return /^triggers\[0\]\.(\w+)/.exec(named)?.[1] ?? named;
+}
+
+/** The job the new-job form describes, as `POST /api/v1/jobs` takes it; empty fields left out. */
+function jobOfForm(form: Record<string, string>): Record<string, unknown> {
+  const given = (name: string) => form[name]?.trim() || undefined;
+  const triggers: Record<string, unknown>[] = [];
+  if (form.trigger === 'webhook') {
+    triggers.push({ type: 'webhook', sourceId: given('sourceId'), events: (given('events') ?? '').split(',').map((event) => event.trim()).filter(Boolean) });
+  } else if (form.trigger === 'schedule') {
+    triggers.push({ type: 'schedule', cron: given('cron'), timezone: given('timezone') });
+  } else {
+    triggers.push({ type: 'invocation' });
+  }
+  // Absent fields are left out rather than sent as undefined, so the schema names what is missing.
+  return JSON.parse(JSON.stringify({ name: form.name ?? '', promptTemplate: form.promptTemplate ?? '', executionTargetId: given('executionTargetId'), triggers }));
+}
+
+/** What the JSON job form starts with: a job that runs when invoked. */
 const NEW_JOB = JSON.stringify(
   { name: 'Say hello', promptTemplate: 'Say hello to {{ data.who }}.', triggers: [{ type: 'invocation', defaultData: { who: 'world' } }] },
   null,
@@ -123,12 +150,63 @@ ${editing ? html`<p><a href="/console/jobs/${encodeURIComponent(editing.id)}">Ba
     }
   }
 
-  router.get('/console/jobs/new', async (req, res) => {
+  /** The new-job form, field by field; after a refusal, with what was sent and the reason beside its field. */
+  async function showNewJob(req: Request, res: Response, refused?: { form: Record<string, string>; error: string }) {
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const { targets, sources } = await deps.choices(deps.tenantDb(visitor.principal.tenantId));
+    const values = refused?.form ?? { trigger: 'invocation' };
+    const at = refused && (NEW_JOB_FIELDS.includes(fieldOfProblem(refused.error) as string) ? fieldOfProblem(refused.error) : 'top');
+    const errorOf = (name: string) => (at === name ? refused!.error : undefined);
+    const input = (name: string, label: string, extra: Partial<Parameters<typeof field>[0]> = {}) => field({ name, label, value: values[name], error: errorOf(name), ...extra });
+    if (refused) res.status(400);
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/jobs',
+      'New job',
+      html`<form method="post" action="/console/jobs">
+${at === 'top' ? formError(refused!.error) : null}
+${input('name', 'Name')}
+${input('promptTemplate', 'Prompt template', { type: 'textarea', hint: 'Liquid: {{ data.who }} for an invocation\u2019s data, {{ payload.issue.title }} for a GitHub delivery.' })}
+${input('executionTargetId', 'Execution target', { options: targets.map((target) => ({ value: target.id, label: target.name })), optional: true, hint: 'None: the operator\u2019s default.' })}
+<fieldset><legend>Runs when</legend>${[
+        ['invocation', 'it is invoked'],
+        ['webhook', 'a webhook source delivers an event'],
+        ['schedule', 'a schedule fires'],
+      ].map(([kind, label]) => html`<label><input type="radio" name="trigger" value="${kind}"${values.trigger === kind ? html` checked` : null}> ${label}</label>`)}</fieldset>
+${input('sourceId', 'Webhook source (webhook)', { options: sources.map((source) => ({ value: source.id, label: source.name })), optional: true })}
+${input('events', 'Events (webhook)', { optional: true, hint: 'Comma-separated, as the source names them: issues.labeled, pull_request.*' })}
+${input('cron', 'Cron expression (schedule)', { optional: true, hint: 'Five fields: 0 9 * * 1-5 is 09:00 on weekdays.' })}
+${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA name such as Europe/Berlin. Empty: UTC.' })}
+<button type="submit">Create</button></form>
+<p>Templates are checked as the API checks them: a name the trigger does not provide is refused, with the closest one. Conditions, input schemas and more triggers: edit the job afterwards, or <a href="/console/jobs/new-json">paste a job as JSON</a>.</p>`,
+    );
+  }
+
+  router.get('/console/jobs/new', (req, res) => showNewJob(req, res));
+
+  router.get('/console/jobs/new-json', async (req, res) => {
     const visitor = await consoleVisitor(deps, req, res);
     if (visitor) showJobForm(res, visitor, { text: NEW_JOB });
   });
 
-  router.post('/console/jobs', sameOrigin, form, (req, res) => saveJobForm(req, res, undefined, (db, body) => deps.jobs.create(db, body)));
+  router.post('/console/jobs', sameOrigin, form, async (req, res) => {
+    if (typeof req.body?.job === 'string') return saveJobForm(req, res, undefined, (db, body) => deps.jobs.create(db, body));
+    const visitor = await consoleVisitor(deps, req, res);
+    if (!visitor) return;
+    const sent = Object.fromEntries(Object.entries(req.body ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
+    const body = jobOfForm(sent);
+    const problem = deps.jobBodyProblem('createJob', body);
+    try {
+      if (problem) return await showNewJob(req, res, { form: sent, error: problem });
+      const job = await deps.jobs.create(deps.tenantDb(visitor.principal.tenantId), body as never);
+      res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) return showNewJob(req, res, { form: sent, error: err.message });
+      throw err;
+    }
+  });
 
   router.get('/console/jobs/:jobId/edit', async (req, res) => {
     const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));

@@ -92,20 +92,40 @@ export const secretOnce = ({ title, advice, secret, also }: { title: string; adv
 <script src="/console/copy.js" defer></script></section>`;
 
 /**
- * A labelled form field: a text input (or `password`, or a `select` of `options`, the empty value first when
- * `optional`); `hint` is shown under the label and tied to the field. `form` tells apart the ids of fields of
- * the same name in two forms of a page.
+ * A labelled form field: a text input (or `password`, a `textarea`, or a `select` of `options`, the empty
+ * value first when `optional`); `hint` is shown under the label and `error` under the field, both tied to it.
+ * `form` tells apart the ids of fields of the same name in two forms of a page.
  */
-export function field(
-  { name, label, value = '', type = 'text', options, optional = false, hint, form = 'field' }:
-    { name: string; label: string; value?: string; type?: 'text' | 'password'; options?: { value: string; label: string }[]; optional?: boolean; hint?: string; form?: string },
-): Html {
+export function field({
+  name,
+  label,
+  value = '',
+  type = 'text',
+  options,
+  optional = false,
+  hint,
+  error,
+  form = 'field',
+}: {
+  name: string;
+  label: string;
+  value?: string;
+  type?: 'text' | 'password' | 'textarea';
+  options?: { value: string; label: string }[];
+  optional?: boolean;
+  hint?: string;
+  error?: string;
+  form?: string;
+}): Html {
   const id = `${form}-${name}`;
-  const described = hint ? html` aria-describedby="${id}-hint"` : null;
+  const describedBy = [hint && `${id}-hint`, error && `${id}-error`].filter(Boolean).join(' ');
+  const attributes = html`${describedBy ? html` aria-describedby="${describedBy}"` : null}${error ? html` aria-invalid="true"` : null}${optional || options ? null : html` required`}`;
   const control = options
-    ? html`<select id="${id}" name="${name}"${described}>${optional ? html`<option value="">none</option>` : null}${options.map((option) => html`<option value="${option.value}"${option.value === value ? html` selected` : null}>${option.label}</option>`)}</select>`
-    : html`<input type="${type}" id="${id}" name="${name}" value="${type === 'password' ? '' : value}"${optional ? null : html` required`}${type === 'password' ? html` autocomplete="off"` : null}${described}>`;
-  return html`<label for="${id}">${label}</label>${hint ? html`<small id="${id}-hint">${hint}</small>` : null}${control}`;
+    ? html`<select id="${id}" name="${name}"${attributes}>${optional ? html`<option value="">none</option>` : null}${options.map((option) => html`<option value="${option.value}"${option.value === value ? html` selected` : null}>${option.label}</option>`)}</select>`
+    : type === 'textarea'
+      ? html`<textarea id="${id}" name="${name}" rows="6"${attributes}>${value}</textarea>`
+      : html`<input type="${type}" id="${id}" name="${name}" value="${type === 'password' ? '' : value}"${type === 'password' ? html` autocomplete="off"` : null}${attributes}>`;
+  return html`<label for="${id}">${label}</label>${hint ? html`<small id="${id}-hint">${hint}</small>` : null}${control}${error ? html`<p id="${id}-error" class="error" role="alert">${error}</p>` : null}`;
 }
 
 /** A form's refusal, announced, or nothing. */

@@ -115,7 +115,7 @@ describe('actions', () => {
   });
 
   it('creates a job from pasted JSON, checked as the API checks it, a refusal beside the field with the text kept', async () => {
-    const form = await get('/console/jobs/new');
+    const form = await get('/console/jobs/new-json');
     expect(form.status).toBe(200);
     expect(form.text).toContain('&quot;promptTemplate&quot;: &quot;Say hello to {{ data.who }}.&quot;');
     const made = await post('/console/jobs', { job: JSON.stringify({ name: 'From the console', promptTemplate: 'Hi {{ data.who }}' }) });
@@ -132,6 +132,31 @@ describe('actions', () => {
       expect(refused.status).toBe(400);
       expect(refused.text).toContain(escape(reason));
       expect(refused.text).toContain(`aria-describedby="job-error">${escape(text)}</textarea>`);
+    }
+  });
+
+  it('creates a job from the form, field by field, a refusal shown beside the field it concerns with the values kept', async () => {
+    const form = await get('/console/jobs/new');
+    expect(form.status).toBe(200);
+    expect(form.text).toContain('<label for="field-promptTemplate">Prompt template</label>');
+    expect(form.text).toContain('<option value="local">Local agent</option>');
+    const made = await post('/console/jobs', { name: 'Nightly', promptTemplate: 'Tidy up at {{ schedule.slot }}', executionTargetId: 'local', trigger: 'schedule', sourceId: '', events: '', cron: '0 3 * * *', timezone: 'Europe/Berlin' });
+    expect(made.status).toBe(303);
+    const id = /^\/console\/jobs\/(job_\w+)$/.exec(made.headers.location)![1];
+    expect((await call(app, 'GET', `/api/v1/jobs/${id}`, { headers: bearer })).body).toMatchObject({ name: 'Nightly', executionTargetId: 'local', triggers: [{ type: 'schedule', cron: '0 3 * * *', timezone: 'Europe/Berlin' }] });
+
+    const cases: [Record<string, string>, string, string][] = [
+      [{ name: '', promptTemplate: 'x', trigger: 'invocation' }, 'name', '`name`'],
+      [{ name: 'Typo', promptTemplate: 'Hi {{ dta.who }}', trigger: 'invocation' }, 'promptTemplate', '(did you mean `data`?)'],
+      [{ name: 'Bad cron', promptTemplate: 'x', trigger: 'schedule', cron: 'every day' }, 'cron', '`triggers[0].cron`'],
+      [{ name: 'No source', promptTemplate: 'x', trigger: 'webhook', sourceId: '', events: 'issues.labeled' }, 'sourceId', 'sourceId'],
+    ];
+    for (const [sent, fieldName, reason] of cases) {
+      const refused = await post('/console/jobs', sent);
+      expect(refused.status).toBe(400);
+      expect(refused.text).toMatch(new RegExp(`aria-describedby="[^"]*field-${fieldName}-error" aria-invalid="true"`));
+      expect(refused.text).toMatch(new RegExp(`<p id="field-${fieldName}-error" class="error" role="alert">[^<]*${escape(reason).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
+      expect(refused.text).toContain(escape(sent.promptTemplate));
     }
   });
 
