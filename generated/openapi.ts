@@ -182,6 +182,10 @@ export interface paths {
          *       corrected one.
          *     - A template that cannot be rendered with the data (strict variables) answers 400 `invalid_template`;
          *       `data` that does not satisfy the invocation trigger's `inputSchema` answers 400 `validation_failed`.
+         *     - Under the job's flow control (`flowControl.concurrency`): with `onConflict: skip` and the run's key
+         *       busy, nothing is created and the answer is 409 `run_skipped`, naming the run that holds the key; with
+         *       `cancel-running`, the unfinished runs of the key are stopped as superseded by the new run; a key that
+         *       cannot be worked out for the data answers 400 `invalid_conditions`.
          */
         post: operations["invokeJob"];
         delete?: never;
@@ -1247,7 +1251,7 @@ export interface components {
              * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a chunk of agent output), `result`, `error`, `state_changed` (`data` has `from` and `to`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;
@@ -1797,6 +1801,7 @@ export interface components {
             runNameTemplate?: string;
             /** @description How many runs of the job may be active at once; further runs wait in `queued`. Default on creation: 1. */
             concurrencyLimit?: number;
+            flowControl?: components["schemas"]["JobFlowControl"];
             /** @description Model requested from the coding agent (provider-specific). */
             model?: string;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
@@ -1825,6 +1830,8 @@ export interface components {
             runNameTemplate?: string | null;
             /** @description How many runs of the job may be active at once; further runs wait in `queued`. Default on creation: 1. */
             concurrencyLimit?: number;
+            /** @description Merged into the job's flow control: a part sent replaces that part, a part sent as `null` is removed; `flowControl: null` removes them all. */
+            flowControl?: components["schemas"]["JobFlowControlUpdate"] | null;
             /** @description Model requested from the coding agent (provider-specific); `null` goes back to the agent's default. */
             model?: string | null;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`); `null` goes back to the agent's default. */
@@ -1832,6 +1839,55 @@ export interface components {
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
+        };
+        /**
+         * @description How the job's runs are let through, beyond `concurrencyLimit` (which stays the limit of the whole job).
+         *     Every decision it takes shows: in the trace of the run it concerns (`flow_control` events) and in the
+         *     decision of the webhook delivery or the answer of the invocation that asked for a run.
+         * @example {
+         *       "concurrency": {
+         *         "key": "payload.pull_request.number",
+         *         "limit": 1,
+         *         "onConflict": "cancel-running"
+         *       }
+         *     }
+         */
+        JobFlowControl: {
+            concurrency?: components["schemas"]["ConcurrencyControl"];
+        };
+        /** @description Changes to a job's flow control; a part sent as `null` is removed. */
+        JobFlowControlUpdate: {
+            concurrency?: components["schemas"]["ConcurrencyControl"] | null;
+        };
+        /**
+         * @description At most `limit` active runs per value of `key` (a CEL expression over the run's context, as the job's
+         *     templates see it: `payload.pull_request.number`, `data.repo`). Without `key`, the whole job is one key.
+         *     Queued runs start in order of arrival, a key at its limit holding back only its own runs. What a new run
+         *     finds when its key is busy (unfinished runs of the key at `limit`) is `onConflict`:
+         *     - `queue` (the default): it waits, in order.
+         *     - `cancel-running`: the newest wins; the unfinished runs of its key are stopped (ended `canceled`, their
+         *       error and a `flow_control` trace event saying `superseded` by which run).
+         *     - `skip`: it is not created; the delivery's decision says `skipped` and which run holds the key, an
+         *       invocation is answered 409 `run_skipped`.
+         *     A key is checked at save like every CEL expression; a key that cannot be worked out for a run's
+         *     context (an error, or a value that is not a string, number or boolean) fails closed: no run is
+         *     created, and the delivery's decision or the invocation's 400 `invalid_conditions` says why.
+         * @example {
+         *       "key": "payload.pull_request.number",
+         *       "limit": 1,
+         *       "onConflict": "cancel-running"
+         *     }
+         */
+        ConcurrencyControl: {
+            /** @description CEL expression whose value (a string, number or boolean) names the run's key. */
+            key?: string;
+            /** @description Most active runs per key. */
+            limit: number;
+            /**
+             * @description What a new run does when its key is busy: `queue` (default), `cancel-running` or `skip`.
+             * @enum {string}
+             */
+            onConflict?: "queue" | "cancel-running" | "skip";
         };
         /**
          * @description Variables the agent gets in its environment on every target kind, by name: a plain value, or
@@ -1905,6 +1961,7 @@ export interface components {
          *       "executionTargetId": "tgt_3m9q7z2r5k8d",
          *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
          *       "concurrencyLimit": 2,
+         *       "flowControl": {},
          *       "model": "large",
          *       "effort": "high",
          *       "env": {
@@ -1971,6 +2028,8 @@ export interface components {
             runNameTemplate: string | null;
             /** @description How many runs of the job may be active at once; further runs wait in `queued`. */
             concurrencyLimit: number;
+            /** @description How the job's runs are let through beyond `concurrencyLimit`; `{}` when it sets nothing. */
+            flowControl: components["schemas"]["JobFlowControl"];
             /** @description Model requested from the coding agent; null means the agent's default. */
             model: string | null;
             /** @description Reasoning effort requested from the coding agent; null means the agent's default. */
@@ -2688,6 +2747,15 @@ export interface components {
                 details: components["schemas"]["DecisionDetail"][];
                 /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
+                /** @description Present when the job's flow control kept a match from starting a run: `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it) or `key_error` (the key could not be worked out for this delivery; fails closed). */
+                flowControl?: {
+                    /** @enum {string} */
+                    action: "skipped" | "key_error";
+                    /** @description The run that holds the key (`skipped`). */
+                    runId?: string;
+                    /** @description What flow control decided, in a sentence. */
+                    message: string;
+                };
                 /** @description Present (true) on a decision worked out again when the activity was read: a miss is stored as a count only (`missCount`), so its details come from evaluating the recorded context with the trigger as it is now. Matches and errors are stored as decided, with their details and run. */
                 recomputed?: boolean;
             }[];
@@ -3911,6 +3979,7 @@ export interface operations {
                      *         "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *         "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *         "concurrencyLimit": 2,
+                     *         "flowControl": {},
                      *         "model": "large",
                      *         "effort": "high",
                      *         "env": {},
@@ -4046,6 +4115,7 @@ export interface operations {
                      *       "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *       "concurrencyLimit": 2,
+                     *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
                      *       "env": {},
@@ -4136,6 +4206,7 @@ export interface operations {
                      *       "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *       "concurrencyLimit": 2,
+                     *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
                      *       "env": {},
@@ -4267,6 +4338,7 @@ export interface operations {
                      *       "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *       "concurrencyLimit": 3,
+                     *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "medium",
                      *       "env": {},
@@ -4358,6 +4430,7 @@ export interface operations {
                      *       "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *       "concurrencyLimit": 2,
+                     *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
                      *       "env": {},
@@ -4447,6 +4520,7 @@ export interface operations {
                      *       "executionTargetId": "tgt_3m9q7z2r5k8d",
                      *       "runNameTemplate": "Issue #{{ payload.issue.number }}: {{ payload.issue.title | truncate: 60 }}",
                      *       "concurrencyLimit": 2,
+                     *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
                      *       "env": {},

@@ -9,6 +9,7 @@ import { clip, closestName, listNames } from '../lib/text';
 import { compileConditions, ConditionProblem, type CompiledConditions } from '../triggers/conditions-fns';
 import { CONTEXT_ROOTS, EVERY_RUN_ROOTS } from '../triggers/trigger-contexts-fns';
 import { compileInputSchema, InputSchemaProblem } from './input-schema-fns';
+import { flowControlProblems, type FlowControl } from './flow-control-fns';
 import { compileTemplate, templateVariables, TemplateProblem, type TemplateVariable } from './templates-fns';
 
 export type TriggerInput = components['schemas']['TriggerInput'];
@@ -190,14 +191,18 @@ function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: s
  * Answers the compiled input schemas of the triggers being saved, by trigger id.
  */
 export function checkJob(
-  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] },
-  saving: { templates: boolean; triggers: boolean } = { templates: true, triggers: true },
+  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[]; flowControl?: FlowControl },
+  saving: { templates: boolean; triggers: boolean; flowControl?: boolean } = { templates: true, triggers: true, flowControl: true },
 ): Map<string, ValidateFunction> {
   const problems: JobProblem[] = [];
+  const roots = templateRoots(job.triggers);
   if (saving.templates || saving.triggers) {
-    const roots = templateRoots(job.triggers);
     problems.push(...templateProblems('promptTemplate', job.promptTemplate, roots));
     if (job.runNameTemplate) problems.push(...templateProblems('runNameTemplate', job.runNameTemplate, roots));
+  }
+  // A key reads the run's context as the templates do.
+  if ((saving.flowControl || saving.triggers) && job.flowControl) {
+    problems.push(...flowControlProblems(job.flowControl, roots).map((message) => ({ code: 'invalid_conditions' as const, message })));
   }
   const validators = new Map<string, ValidateFunction>();
   if (saving.triggers) {

@@ -41,10 +41,16 @@ function triggerSummary(trigger: Trigger): string {
   }
 }
 
+/** What a job's concurrency control does, in a line. */
+function keyedText({ key, limit, onConflict = 'queue' }: NonNullable<JobView['flowControl']['concurrency']>): Html {
+  const busy = { queue: 'waits its turn', 'cancel-running': 'supersedes the older ones', skip: 'is not started' }[onConflict];
+  return html`${limit} at once ${key ? html`per value of <code>${key}</code>` : 'for the whole job'}; a new run of a busy key ${busy}`;
+}
+
 /** A job's settings as the update operation takes them, to edit. */
 function editableJson(job: JobView): string {
-  const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, model, effort, env, triggers } = job;
-  return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, model, effort, env, triggers }, null, 2);
+  const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, env, triggers } = job;
+  return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, env, triggers }, null, 2);
 }
 
 /** The fields of the new-job form, each where a refusal naming it is shown. */
@@ -233,6 +239,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Execution target', html`${job.executionTargetId ?? 'none'}`],
       ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
       ['Runs at once', html`${job.concurrencyLimit}`],
+      ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],
     ];

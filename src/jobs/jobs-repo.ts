@@ -20,6 +20,7 @@ export interface JobFields {
   model?: string | null;
   effort?: string | null;
   env?: Prisma.InputJsonValue;
+  flowControl?: Prisma.InputJsonValue;
 }
 
 /** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */

@@ -11,14 +11,16 @@ import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
-import { asInvalidTemplate, chainLoop, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
 import { eventName } from '../triggers/event-patterns-fns';
+import { compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
+import { concurrencyKeyOf, mergeFlowControl, type Concurrency, type FlowControl } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
 
-export { InvalidTemplate } from './jobs-fns';
+export { InvalidConditions, InvalidTemplate } from './jobs-fns';
 export type { JobRow } from './jobs-repo';
 
 type JobCreate = components['schemas']['JobCreate'];
@@ -52,6 +54,7 @@ export function jobView(job: JobRow): JobView {
     model: job.model,
     effort: job.effort,
     env: (job.env ?? {}) as JobEnv,
+    flowControl: (job.flowControl ?? {}) as FlowControl,
     enabled: job.enabled,
     triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
@@ -86,7 +89,7 @@ async function checkSecretsExist(secrets: JobsDeps['secrets'], db: TenantDb, env
 }
 
 /** What rendering a job's templates reads of it. */
-export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate'>;
+export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate' | 'flowControl'>;
 
 /** Run triggers must not close a chain back to the job: each run would start the next for ever. */
 async function refuseLoops(repo: JobsRepo, jobId: string, triggers: Trigger[]) {
@@ -155,6 +158,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   const compiled = perVersion<CompiledJob>();
   const compiledOf = (job: RenderedJob) =>
     compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
+  const concurrencyKeys = perVersion<CompiledCel | null>();
   const inputs = perVersion<InvocationInput | Error>();
   const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
     inputs.set(job, invocationInputOf(job, validators));
@@ -254,13 +258,16 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const job = await found(repo, ref);
       const { triggers: inputs, ...fields } = patch;
       let triggers = inputs && withIdentity(inputs);
+      const { flowControl: flowPatch, ...columns } = fields;
+      const flowControl = flowPatch === undefined ? undefined : mergeFlowControl(jobView(job).flowControl, flowPatch);
       const validators = checkJob(
         {
           promptTemplate: fields.promptTemplate ?? job.promptTemplate,
           runNameTemplate: fields.runNameTemplate === undefined ? job.runNameTemplate : fields.runNameTemplate,
           triggers: triggers ?? jobView(job).triggers,
+          flowControl: flowControl ?? jobView(job).flowControl,
         },
-        { templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined, triggers: triggers !== undefined },
+        { templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined, triggers: triggers !== undefined, flowControl: flowControl !== undefined },
       );
       checkEnv(fields.env);
       await targets.checkUsable(db, fields.executionTargetId);
@@ -271,14 +278,15 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       }
       let updated: JobRow | null;
       try {
-        updated = await repo.update(job.id, fields satisfies JobFields, triggers);
+        updated = await repo.update(job.id, { ...columns, ...(flowControl && { flowControl }) } satisfies JobFields, triggers);
       } catch (err) {
         if (isUniqueViolation(err) && fields.slug) throw slugTaken(fields.slug);
         throw err;
       }
       if (!updated) throw jobNotFound();
       changed(db);
-      if (fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) onLimitChanged(db.$tenant().id, job.id);
+      // New slots (a higher limit, a key's limit, or none) may start queued runs.
+      if ((fields.concurrencyLimit !== undefined && fields.concurrencyLimit !== job.concurrencyLimit) || flowControl) onLimitChanged(db.$tenant().id, job.id);
       return saved(db, updated, validators);
     },
 
@@ -357,6 +365,18 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     heardChange: (tenantId: string) => catalog.changed(tenantId),
     /** Changes may have gone unheard. */
     forgetKept: () => catalog.forgetAll(),
+
+    /**
+     * The job's concurrency control with the key a run with `context` (as its templates see it) falls under;
+     * null when the job sets none. Throws InvalidConditions when the key cannot be worked out (fails closed).
+     */
+    concurrency(job: RenderedJob, context: Record<string, unknown>): (Concurrency & { runKey: string | null }) | null {
+      const concurrency = (job.flowControl as FlowControl | null)?.concurrency;
+      if (!concurrency) return null;
+      const outcome = concurrencyKeyOf(concurrencyKeys.get(job, () => (concurrency.key ? compileCel(concurrency.key) : null)), context);
+      if (!outcome.ok) throw new InvalidConditions(outcome.error);
+      return { ...concurrency, runKey: outcome.key };
+    },
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
     async render(job: RenderedJob, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {

@@ -7,6 +7,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
+import type { FlowControl } from '../jobs/flow-control-fns';
 import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
@@ -205,7 +206,8 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     const db = tenantDb(tenantId);
     const job = await jobs.settings(db, jobId);
     if (!job) return;
-    const claimed = await createRunsRepo(db).claim(job.id, job.concurrencyLimit, `${instanceId}:${++dispatches}`, instanceId);
+    const keyLimit = (job.flowControl as FlowControl | null)?.concurrency?.limit ?? null;
+    const claimed = await createRunsRepo(db).claim(job.id, job.concurrencyLimit, keyLimit, `${instanceId}:${++dispatches}`, instanceId);
     for (const run of claimed) void execute(db, job, run);
   }
 

@@ -26,6 +26,21 @@ export const isTerminal = (state: RunState) => NEXT[state].length === 0;
 export const isStoppable = (state: RunState) => NEXT[state].includes('canceling');
 export const canTransition = (from: RunState, to: RunState) => NEXT[from].includes(to);
 
+/**
+ * What a new run does about the unfinished runs of its concurrency key (oldest first) under `onConflict`:
+ * `queue` waits its turn, `cancel-running` supersedes the oldest so that the newest `limit` remain, `skip` is
+ * not created while the key is at its limit (naming the run that holds it).
+ */
+export function onArrival(
+  { limit, onConflict = 'queue' }: { limit: number; onConflict?: 'queue' | 'cancel-running' | 'skip' },
+  unfinished: { id: string }[],
+): { skippedFor: string | null; supersede: string[] } {
+  if (onConflict === 'skip' && unfinished.length >= limit) return { skippedFor: unfinished[0].id, supersede: [] };
+  // The newest win: the new run and the newest `limit - 1` of the others keep the key's places.
+  const superseded = onConflict === 'cancel-running' ? unfinished.slice(0, Math.max(0, unfinished.length - (limit - 1))) : [];
+  return { skippedFor: null, supersede: superseded.map((run) => run.id) };
+}
+
 export class IllegalTransition extends Error {
   constructor(from: RunState, to: RunState) {
     super(`a run cannot move from ${from} to ${to}`);

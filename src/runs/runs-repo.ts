@@ -8,7 +8,7 @@ import type { KeysetRequest } from '../http/pagination';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
 
 export interface TraceEntry {
-  type: 'prompt_rendered' | 'target_provisioning' | 'agent_output' | 'result' | 'error' | 'state_changed';
+  type: 'prompt_rendered' | 'target_provisioning' | 'agent_output' | 'result' | 'error' | 'state_changed' | 'flow_control';
   data: Record<string, unknown>;
 }
 
@@ -23,6 +23,8 @@ export interface NewRun {
   inputs: Record<string, unknown>;
   replayOf?: string;
   startKey?: string;
+  /** The value of the job's concurrency key for the run (flowControl.concurrency). */
+  concurrencyKey?: string | null;
 }
 
 export interface NewInvocation {
@@ -93,9 +95,9 @@ export function createRunsRepo(db: TenantDb) {
       const rows = entryRows(trace);
       return sql.batch([
         sql.run(
-          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey") ` +
-            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?)`,
-          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null],
+          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey") ` +
+            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?, ?)`,
+          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null],
         ),
         sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e`, [run.id, tenantId, run.id, now, ...rows.params]),
         ...(invocation
@@ -131,11 +133,15 @@ export function createRunsRepo(db: TenantDb) {
     trace: (runId: string, { limit, after }: KeysetRequest<number>) =>
       db.runEvent.findMany({ where: { runId, seq: after === undefined ? undefined : { gt: after } }, orderBy: { seq: 'asc' }, take: limit + 1 }),
 
-    /** Moves the run from `from` to `to` (recording the change in its trace after `trace`); false when it was not in `from`. */
+    /**
+     * Moves the run from `from` to `to` (recording the change in its trace after `trace`); false when it was
+     * not in `from`. A stop's reason, recorded by the move to `canceling`, stays the run's error.
+     */
     move(id: string, from: RunState, to: RunState, extra: MoveExtra = {}, trace: TraceEntry[] = []): Promise<boolean> {
       const change = transition(from, to);
+      const error = from === 'canceling' ? 'COALESCE("error", ?::text)' : 'COALESCE(?::text, "error")';
       const set = {
-        text: '"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = COALESCE(?::text, "error"), "executorRef" = COALESCE(?::text, "executorRef")',
+        text: `"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = ${error}, "executorRef" = COALESCE(?::text, "executorRef")`,
         params: [to, new Date(), change.startedAt ?? null, change.finishedAt ?? null, extra.result === undefined ? null : { json: extra.result }, extra.error ?? null, extra.executorRef ?? null],
       };
       return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
@@ -149,13 +155,25 @@ export function createRunsRepo(db: TenantDb) {
      * a lock of the job's for the transaction, so that two instances never fill the same slot. The outer
      * `state` test is checked again on a row another transaction changed meanwhile (a stop), the subquery is not.
      */
-    async claim(jobId: string, limit: number, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
+    async claim(jobId: string, limit: number, keyLimit: number | null, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
       const now = new Date();
+      // With a key's limit, a queued run is due while its key has room: the runs of its key queued before
+      // it and those of its key active stay under `keyLimit` (a key at its limit holds back only its own).
+      const due =
+        keyLimit === null
+          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'`, params: [tenantId, jobId] }
+          : {
+              text:
+                `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
+                `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${ACTIVE}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
+                `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued') AS "ranked" WHERE "place" <= ?`,
+              params: [tenantId, jobId, keyLimit],
+            };
       const claimed = sql.query<{ id: string; prompt: string }>(
         `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
-          `WHERE "tenantId" = ? AND "state" = 'queued' AND "id" IN (SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued' ORDER BY "id" ` +
+          `WHERE "tenantId" = ? AND "state" = 'queued' AND "id" IN (${due.text} ORDER BY "id" ` +
           `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt"`,
-        [now, now, claim, ownerId, tenantId, tenantId, jobId, limit, tenantId, jobId],
+        [now, now, claim, ownerId, tenantId, ...due.params, limit, tenantId, jobId],
       );
       const traced = sql.run(
         `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), 'state_changed', ?::jsonb FROM "Run" ` +
@@ -169,6 +187,10 @@ export function createRunsRepo(db: TenantDb) {
       const [runs] = await sql.batch<[{ id: string; prompt: string }[], number]>([claimed, traced]);
       return runs;
     },
+
+    /** The key's runs not yet ending (queued, starting, running), oldest first. */
+    unfinishedOfKey: (jobId: string, concurrencyKey: string | null) =>
+      db.run.findMany({ where: { jobId, concurrencyKey, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true }, orderBy: { id: 'asc' } }),
 
     unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } }),
   };

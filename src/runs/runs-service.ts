@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
+import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
@@ -12,8 +12,8 @@ import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
 import { decide } from '../triggers/conditions-fns';
 import type { Runner } from './runner';
-import { canonicalJson, isStoppable, isTerminal, runView, type RunState, type RunView } from './runs-fns';
-import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo } from './runs-repo';
+import { canonicalJson, isStoppable, isTerminal, onArrival, runView, type RunState, type RunView } from './runs-fns';
+import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo, type TraceEntry } from './runs-repo';
 
 type InvocationRequest = components['schemas']['InvocationRequest'];
 type Invocation = components['schemas']['Invocation'];
@@ -23,6 +23,20 @@ type TraceEvent = components['schemas']['RunTraceEvent'];
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 const runNotFound = () => new NotFound('No such run.');
+
+/** A job's concurrency control with the key of the run being created; null without one. */
+type Keyed = ReturnType<JobsService['concurrency']>;
+
+/** Flow control did not create the run: its concurrency key is held (`onConflict: skip`). */
+export class RunSkipped extends Conflict {
+  constructor(readonly holder: string) {
+    super('run_skipped', `No run was started: run ${holder} holds this run's concurrency key (flowControl.concurrency.onConflict: skip).`);
+  }
+}
+
+/** What a trigger's cause led to: a run, or flow control's decision not to start one. */
+export type TriggeredStart = { runId: string; flowControl?: undefined } | { runId: null; flowControl: { action: 'skipped' | 'key_error'; runId?: string; message: string } };
+const STOPPED = 'The run was stopped.';
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
 /** 202 for a new run, 200 for the first answer to a repeated idempotency key. */
@@ -30,7 +44,7 @@ type Accepted = { status: 202; body: Invocation };
 type Started = Accepted | { status: 200; body: Invocation };
 
 export interface RunsDeps {
-  jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData'>;
+  jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'concurrency'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
@@ -47,20 +61,50 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     return run;
   }
 
-  /** Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. */
-  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null) {
+  /**
+   * Moves an unfinished run to `canceling` with the reason and has the runner end it; false when it could
+   * not be stopped (already ending or over). The guarded write notices a run that moved on meanwhile.
+   */
+  async function stopping(db: TenantDb, run: { id: string; jobId: string; state: string }, reason: { error: string; trace?: TraceEntry[] }): Promise<boolean> {
+    const repo = createRunsRepo(db);
+    for (let attempt = 0, state = run.state as RunState; attempt < 5; attempt++) {
+      if (!isStoppable(state)) return false;
+      if (await repo.move(run.id, state, 'canceling', { error: reason.error }, reason.trace)) {
+        await runner.cancel(db, run.id, run.jobId);
+        return true;
+      }
+      const now = await repo.find(run.id);
+      if (!now) return false;
+      state = now.state as RunState;
+    }
+    throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
+  }
+
+  /**
+   * Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. Under the
+   * job's concurrency control the run takes its key, and what it finds there decides (`onArrival`): it may
+   * not be created (RunSkipped), or supersede the key's older runs.
+   */
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, concurrency: Keyed) {
+    const repo = createRunsRepo(db);
+    const arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
+    if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
-    await createRunsRepo(db).createInvoked({ ...run, ...ids }, invocation, trace);
+    await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null }, invocation, trace);
     const tenantId = db.$tenant().id;
     notify(tenantId, 'queued', ids.id);
+    for (const older of arrival?.supersede ?? []) {
+      const trace: TraceEntry[] = [{ type: 'flow_control', data: { action: 'superseded', byRunId: ids.id, key: concurrency!.runKey } }];
+      await stopping(db, { id: older, jobId: run.jobId, state: 'queued' }, { error: `Superseded by run ${ids.id} (flowControl.concurrency: cancel-running).`, trace });
+    }
     runner.dispatch(tenantId, run.jobId);
     return ids;
   }
 
-  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }): Promise<Accepted> {
-    const ids = await create(db, run, key);
+  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }, concurrency: Keyed): Promise<Accepted> {
+    const ids = await create(db, run, key, concurrency);
     return { status: 202, body: { invocationId: ids.invocationId!, runId: ids.id, state: 'queued', duplicate: false } };
   }
 
@@ -118,16 +162,20 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     trigger: { type: 'webhook' | 'schedule' | 'run'; id: string },
     cause: string,
     context: Record<string, unknown>,
-  ): Promise<string> {
-    const { prompt, name } = await jobs.render(job, { ...context, job: { id: job.id, slug: job.slug, name: job.name } });
+  ): Promise<TriggeredStart> {
+    const seen = { ...context, job: { id: job.id, slug: job.slug, name: job.name } };
+    const { prompt, name } = await jobs.render(job, seen);
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     try {
-      return (await create(db, run, null)).id;
+      return { runId: (await create(db, run, null, jobs.concurrency(job, seen))).id };
     } catch (err) {
-      const first = isUniqueViolation(err) && (await createRunsRepo(db).findStarted(job.id, startKey));
-      if (!first) throw err;
-      return first.id;
+      if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
+      // The same cause again answers the run it started, before flow control would look at it.
+      const first = (isUniqueViolation(err) || err instanceof RunSkipped) && (await createRunsRepo(db).findStarted(job.id, startKey));
+      if (first) return { runId: first.id };
+      if (err instanceof RunSkipped) return { runId: null, flowControl: { action: 'skipped', runId: err.holder, message: err.message } };
+      throw err;
     }
   }
 
@@ -145,12 +193,13 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
       const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
       const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
+      const concurrency = jobs.concurrency(job, context);
 
       // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the
       // others find its answer.
       for (let attempt = 0; ; attempt++) {
         try {
-          return await start(db, run, { idempotencyKey, requestHash });
+          return await start(db, run, { idempotencyKey, requestHash }, concurrency);
         } catch (err) {
           if (!idempotencyKey || !isUniqueViolation(err) || attempt >= 2) throw err;
           const answer = await repeated(createRunsRepo(db), job.id, idempotencyKey, requestHash);
@@ -177,17 +226,12 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
 
     async stop(db: TenantDb, runId: string): Promise<RunView> {
       const repo = createRunsRepo(db);
-      // The run may move on between the read and the write; the guarded write notices, and the read repeats.
-      for (let attempt = 0; attempt < 5; attempt++) {
-        const run = await foundRun(repo, runId);
-        const state = run.state as RunState;
-        if (!isStoppable(state)) throw new Conflict('run_not_stoppable', `The run is ${state}; only queued, starting and running runs can be stopped.`);
-        if (await repo.move(run.id, state, 'canceling')) {
-          await runner.cancel(db, run.id, run.jobId);
-          return runView({ ...run, state: 'canceling' });
-        }
+      const run = await foundRun(repo, runId);
+      if (!(await stopping(db, run, { error: STOPPED }))) {
+        const state = (await repo.find(run.id))?.state ?? run.state;
+        throw new Conflict('run_not_stoppable', `The run is ${state}; only queued, starting and running runs can be stopped.`);
       }
-      throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
+      return runView({ ...run, state: 'canceling', error: run.error ?? STOPPED });
     },
 
     async replay(db: TenantDb, runId: string): Promise<Accepted> {
@@ -197,8 +241,11 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const job = await jobs.find(db, original.jobId);
       if (!job) throw new NotFound('The job of this run has been deleted.');
       if (!job.enabled) throw jobDisabled();
-      const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs: original.inputs as Record<string, unknown>, replayOf: original.id };
-      return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) });
+      const inputs = original.inputs as { data?: Record<string, unknown>; context?: Record<string, unknown> };
+      const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs, replayOf: original.id };
+      // A replay takes the key the original's context gives now.
+      const concurrency = jobs.concurrency(job, { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } });
+      return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) }, concurrency);
     },
 
     /**
@@ -211,7 +258,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     async cancelRunsOfJob(db: TenantDb, jobId: string) {
       const repo = createRunsRepo(db);
       for (const run of await repo.unfinishedOfJob(jobId)) {
-        if (await repo.move(run.id, run.state as RunState, 'canceling')) await runner.cancel(db, run.id, null);
+        if (await repo.move(run.id, run.state as RunState, 'canceling', { error: STOPPED })) await runner.cancel(db, run.id, null);
       }
     },
   };

@@ -79,8 +79,9 @@ export function createScheduler({ scheduleTriggers, tenantDb, runs, logger, now 
       }
       const context = { data: config.data ?? {}, schedule: { slot: slot.toISOString(), cron: config.cron, timezone: config.timezone ?? 'UTC' } };
       try {
-        const runId = await runs.startTriggered(db, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
-        await db.scheduleSlot.updateMany({ where: { ...where, slot }, data: { runId } });
+        const started = await runs.startTriggered(db, trigger.job, { type: 'schedule', id: trigger.id }, slot.toISOString(), context);
+        if (started.flowControl) logger.info({ triggerId: trigger.id, slot, ...started.flowControl }, 'flow control started no run for a schedule slot');
+        await db.scheduleSlot.updateMany({ where: { ...where, slot }, data: { runId: started.runId } });
         counts.fired++;
       } catch (err) {
         if (err instanceof InvalidTemplate) {

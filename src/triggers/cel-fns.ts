@@ -129,6 +129,8 @@ export interface CompiledCel {
   /** The paths it selects from the context, as written (`payload.issue.title`). */
   paths: string[][];
   evaluate(context: Record<string, unknown>, size: number): CelOutcome;
+  /** The expression's value over `context`, as plain JSON (a timestamp or duration has none: an error). */
+  valueOf(context: Record<string, unknown>, size: number): { ok: true; value: unknown } | { ok: false; error: string };
 }
 
 const MAX_PLAIN_DEPTH = 32;
@@ -173,16 +175,29 @@ export function compileCel(expression: string): CompiledCel {
     variables,
     paths,
     evaluate(context, size) {
-      const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
-      if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
-      if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
-      const result = run(context);
-      if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
-      if (typeof result !== 'boolean') {
-        const value = plainValue(result);
+      const result = evaluateRaw(context, size);
+      if (!result.ok) return result;
+      if (typeof result.value !== 'boolean') {
+        const value = plainValue(result.value);
         return { ok: false, error: 'the `if` expression must evaluate to a boolean', ...(value === undefined ? {} : { value }) };
       }
-      return { ok: true, value: result };
+      return { ok: true, value: result.value };
+    },
+    valueOf(context, size) {
+      const result = evaluateRaw(context, size);
+      if (!result.ok) return result;
+      const value = plainValue(result.value);
+      return value === undefined ? { ok: false, error: 'the expression\'s value has no JSON form (a timestamp or duration: convert it with string())' } : { ok: true, value };
     },
   };
+
+  /** The expression's CEL value over `context`, or why there is none. */
+  function evaluateRaw(context: Record<string, unknown>, size: number): { ok: true; value: unknown } | { ok: false; error: string } {
+    const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
+    if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
+    if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
+    const result = run(context);
+    if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
+    return { ok: true, value: result };
+  }
 }

@@ -58,7 +58,9 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
       const decision: Decision = { jobId: candidate.job.id, ...outcome, runId: null };
       if (decision.decision === 'match') {
         try {
-          decision.runId = await runs.startTriggered(db, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
+          const started = await runs.startTriggered(db, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
+          decision.runId = started.runId;
+          if (started.flowControl) decision.flowControl = started.flowControl;
         } catch (err) {
           if (!(err instanceof InvalidTemplate)) throw err;
           Object.assign(decision, { decision: 'error', error: err.message });

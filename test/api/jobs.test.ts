@@ -105,6 +105,7 @@ describe('create', () => {
       model: null,
       effort: null,
       env: {},
+      flowControl: {},
       enabled: true,
       triggers: [
         { id: expect.stringMatching(/^trg_/), enabled: true, type: 'invocation' },

@@ -22,8 +22,8 @@ const repoOf = (tenantId: string) => createRunsRepo(forTenant(database.db, tenan
 const newRun = (tenantId: string) => ({ id: newId('run'), jobId: jobOf[tenantId], invocationId: null, name: 'n', prompt: 'p', triggerType: 'invocation', triggerId: null, inputs: { data: { n: 1 } } });
 const rowOf = (id: string) => database.db.run.findUniqueOrThrow({ where: { id }, include: { events: { orderBy: { seq: 'asc' } } } });
 
-async function queuedRun(tenantId: string) {
-  const run = newRun(tenantId);
+async function queuedRun(tenantId: string, concurrencyKey: string | null = null) {
+  const run = { ...newRun(tenantId), concurrencyKey };
   const invocation = { id: newId('inv'), idempotencyKey: newId('key'), requestHash: 'h', expiresAt: new Date('2030-01-01T00:00:00.123Z') };
   await repoOf(tenantId).createInvoked({ ...run, invocationId: invocation.id }, invocation, [{ type: 'prompt_rendered', data: { name: 'n', promptLength: 1 } }]);
   return { run, invocation };
@@ -44,13 +44,13 @@ describe('the statements of a run', () => {
     const { run } = await queuedRun(A);
     const before = await rowOf(run.id);
 
-    expect(await repoOf(B).claim(jobOf[A], 5, 'inst_b:1', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).claim(jobOf[A], 5, null, 'inst_b:1', 'inst_b')).toEqual([]);
     expect(await repoOf(B).move(run.id, 'queued', 'canceling')).toBe(false);
     expect(await repoOf(B).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(false);
     expect(await rowOf(run.id)).toEqual(before);
 
     // Tenant A's own repository does each.
-    const claimed = await repoOf(A).claim(jobOf[A], 5, 'inst_a:1', 'inst_a');
+    const claimed = await repoOf(A).claim(jobOf[A], 5, null, 'inst_a:1', 'inst_a');
     expect(claimed.map((r) => r.id)).toContain(run.id);
     expect(await repoOf(A).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(true);
     expect(await repoOf(A).move(run.id, 'starting', 'running', { executorRef: 'local:1' })).toBe(true);
@@ -72,11 +72,30 @@ describe('the statements of a run', () => {
 
   it('starts no more runs than the limit leaves free, oldest first', async () => {
     const runs = [await queuedRun(B), await queuedRun(B), await queuedRun(B)].map(({ run }) => run.id);
-    const first = await repoOf(B).claim(jobOf[B], 2, 'inst_b:2', 'inst_b');
+    const first = await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:2', 'inst_b');
     expect(first.map((r) => r.id)).toEqual(runs.slice(0, 2));
-    expect(await repoOf(B).claim(jobOf[B], 2, 'inst_b:3', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:3', 'inst_b')).toEqual([]);
     await repoOf(B).move(runs[0], 'starting', 'failed', { error: 'x' });
-    expect((await repoOf(B).claim(jobOf[B], 2, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
+    expect((await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
     expect((await rowOf(runs[2])).events.map((e) => e.type)).toEqual(['prompt_rendered', 'state_changed']);
+  });
+
+  it('starts, under a key\'s limit, the oldest runs whose key has room, a full key holding back only its own', async () => {
+    // The runs the test before left unfinished end first.
+    for (const { id, state } of await database.db.run.findMany({ where: { tenantId: B, state: { in: ['queued', 'starting'] } } })) {
+      await repoOf(B).move(id, state as 'queued' | 'starting', 'canceling');
+      await repoOf(B).move(id, 'canceling', 'canceled');
+    }
+    const [a1, a2, b1, a3, c1] = [await queuedRun(B, '"a"'), await queuedRun(B, '"a"'), await queuedRun(B, '"b"'), await queuedRun(B, '"a"'), await queuedRun(B, null)].map(({ run }) => run.id);
+    const first = await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:5', 'inst_b');
+    expect(first.map((r) => r.id)).toEqual([a1, b1, c1]);
+    expect(await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:6', 'inst_b')).toEqual([]);
+    await repoOf(B).move(a1, 'starting', 'failed', { error: 'x' });
+    expect((await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:7', 'inst_b')).map((r) => r.id)).toEqual([a2]);
+    // The job's own limit still caps them all: two keys have room, one slot is left.
+    await repoOf(B).move(b1, 'starting', 'failed', { error: 'x' });
+    await queuedRun(B, '"b"');
+    expect(await repoOf(B).claim(jobOf[B], 2, 2, 'inst_b:8', 'inst_b')).toEqual([]);
+    expect((await repoOf(B).claim(jobOf[B], 3, 2, 'inst_b:9', 'inst_b')).map((r) => r.id)).toEqual([a3]);
   });
 });

@@ -93,10 +93,11 @@ it('signs in with the device flow, approved in the browser, and keeps the login 
 
 it('creates a job from a file, invokes it with --wait, and watches runs to their end with the documented exit codes', async () => {
   const file = path.join(config, 'job.json');
-  writeFileSync(file, JSON.stringify({ name: 'Say hello', promptTemplate: '{{ data.what }}', executionTargetId: 'local' }));
+  writeFileSync(file, JSON.stringify({ name: 'Say hello', promptTemplate: '{{ data.what }}', executionTargetId: 'local', concurrencyLimit: 3, flowControl: { concurrency: { key: 'data.what', limit: 1 } } }));
   const created = await flows(['jobs', 'create', '-f', file, '--json']);
   expect(created.code).toBe(0);
-  expect(JSON.parse(created.stdout)).toMatchObject({ slug: 'say-hello', enabled: true });
+  expect(JSON.parse(created.stdout)).toMatchObject({ slug: 'say-hello', enabled: true, flowControl: { concurrency: { key: 'data.what', limit: 1 } } });
+  expect((await flows(['jobs', 'get', 'say-hello'])).stdout).toContain('per key: 1 at once of data.what, a new run waits its turn');
   expect((await flows(['jobs', 'list'])).stdout).toMatch(/say-hello\s+Say hello\s+true/);
 
   const ok = await flows(['invoke', 'say-hello', '--data', '{"what":"hello"}', '--wait']);

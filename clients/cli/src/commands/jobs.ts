@@ -6,10 +6,15 @@ import { CliError, EXIT } from '../errors';
 import { bold, dim, jsonArgument, state } from '../output';
 import { followRun } from './runs';
 
+/** What a new run does when its concurrency key is busy, in words. */
+const ON_CONFLICT = { queue: 'waits its turn', 'cancel-running': 'supersedes the older ones', skip: 'is skipped' } as const;
+
 const showJob = ({ print }: CommandContext, job: Job) =>
   print.value(job, () => {
     print.line(`${bold(job.name)} (${job.slug}) ${dim(job.id)}`);
     print.line(`enabled: ${job.enabled}  target: ${job.executionTargetId ?? 'default'}  concurrency: ${job.concurrencyLimit}`);
+    const keyed = job.flowControl?.concurrency;
+    if (keyed) print.line(`per key: ${keyed.limit} at once of ${keyed.key ?? 'the whole job'}, a new run ${ON_CONFLICT[keyed.onConflict ?? 'queue']}`);
     print.line(`triggers: ${job.triggers.map((trigger) => `${trigger.type}${trigger.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`);
     print.line(`prompt: ${job.promptTemplate.split('\n')[0]}${job.promptTemplate.includes('\n') ? ' …' : ''}`);
   });

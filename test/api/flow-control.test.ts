@@ -1,0 +1,190 @@
+// Flow control of a job's runs against a real server: concurrency keys checked at save, a burst for one
+// pull request under `cancel-running` leaving one run on the last push and the others superseded (saying
+// by which run), two pull requests side by side, `skip` naming the run that holds the key, `queue` waiting
+// per key, and a key that cannot be worked out failing closed.
+import request from 'supertest';
+import { agentCommand } from '../support/agent';
+import { startTestApp, type TestApp } from '../support/app';
+import { call } from '../support/http';
+import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
+import { createJob, githubDelivery, jobSettled, runSettled } from '../support/kit';
+import { until } from '../support/until';
+
+// `slow` prompts take three seconds, the others a moment.
+const AGENT = `prompt=$(cat)
+case "$prompt" in
+  slow*) echo "working on $prompt" ; sleep 3 ;;
+  *) echo "working on $prompt" ;;
+esac
+echo done
+`;
+
+let app: TestApp;
+let bearer: Record<string, string>;
+let owner: TestOwner;
+let source: { id: string; signingSecret: string };
+
+beforeAll(async () => {
+  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60, sandbox: 'off' }, rateLimits: { api: 0, apiAddress: 0 } });
+  owner = await createOwner(app.database.db);
+  bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
+  source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
+});
+afterAll(() => app.close());
+
+const api = (method: string, path: string, body?: unknown) => call(app, method, path, { headers: bearer, body });
+
+/** A job on `pull_request.synchronize` of a source of its own, and a push to one of its pull requests. */
+async function prJob(name: string, flowControl: Record<string, unknown>, promptTemplate = 'Review {{ payload.pull_request.head.sha }}') {
+  const own = (await api('POST', '/api/v1/webhook-sources', { name, format: 'github' })).body as { id: string; signingSecret: string };
+  const job = await createJob(app, bearer, {
+    name,
+    promptTemplate,
+    executionTargetId: 'local',
+    concurrencyLimit: 10,
+    triggers: [{ type: 'webhook', sourceId: own.id, events: ['pull_request.synchronize'] }],
+    flowControl,
+  });
+  const push = async (pr: number, sha: string) => {
+    const { body, headers } = githubDelivery(own.signingSecret, { action: 'synchronize', number: pr, pull_request: { number: pr, head: { sha } } }, { event: 'pull_request' });
+    const res = await request(app.app).post(`/hooks/${own.id}`).set(headers).send(body);
+    expect(res.status).toBe(202);
+    return res.body.activityId as string;
+  };
+  return { job, push };
+}
+
+// Polled, not waited for with the runner's idle, which would wait for the runs to end too.
+const activity = async (activityId: string) =>
+  until(`delivery ${activityId} decided`, async () => {
+    const found = (await api('GET', `/api/v1/webhook-activity/${activityId}`)).body;
+    return found.evaluatedAt && found;
+  });
+const traceOf = async (runId: string) => (await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[];
+
+describe('at save', () => {
+  it('checks the key like every CEL expression, naming what is wrong', async () => {
+    const typo = await api('POST', '/api/v1/jobs', { name: 'Typo', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['pull_request.synchronize'] }], flowControl: { concurrency: { key: 'paylod.pull_request.number', limit: 1 } } });
+    expect([typo.status, typo.body.error.code]).toEqual([400, 'invalid_conditions']);
+    expect(typo.body.error.message).toContain('`flowControl.concurrency.key`, column 1: `paylod` is not in the context');
+    expect(typo.body.error.message).toContain('(did you mean `payload`?)');
+    const syntax = await api('POST', '/api/v1/jobs', { name: 'Syntax', promptTemplate: 'x', flowControl: { concurrency: { key: 'data.(', limit: 1 } } });
+    expect([syntax.status, syntax.body.error.code]).toEqual([400, 'invalid_conditions']);
+    const limit = await api('POST', '/api/v1/jobs', { name: 'Limit', promptTemplate: 'x', flowControl: { concurrency: { limit: 0 } } });
+    expect(limit.status).toBe(400);
+    const mode = await api('POST', '/api/v1/jobs', { name: 'Mode', promptTemplate: 'x', flowControl: { concurrency: { limit: 1, onConflict: 'newest' } } });
+    expect(mode.status).toBe(400);
+  });
+
+  it('is read back, merged by an update part by part, and cleared with null', async () => {
+    const job = await createJob(app, bearer, { name: 'Merged', promptTemplate: 'x {{ data.repo }}', flowControl: { concurrency: { key: 'data.repo', limit: 2 } } });
+    expect(job.flowControl).toEqual({ concurrency: { key: 'data.repo', limit: 2 } });
+    expect((await api('PATCH', `/api/v1/jobs/${job.id}`, { name: 'Renamed' })).body.flowControl).toEqual({ concurrency: { key: 'data.repo', limit: 2 } });
+    const changed = await api('PATCH', `/api/v1/jobs/${job.id}`, { flowControl: { concurrency: { key: 'data.repo', limit: 1, onConflict: 'skip' } } });
+    expect(changed.body.flowControl).toEqual({ concurrency: { key: 'data.repo', limit: 1, onConflict: 'skip' } });
+    // A trigger change that leaves the key unreadable is refused too.
+    const moved = await api('PATCH', `/api/v1/jobs/${job.id}`, { promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['issues.opened'] }] });
+    expect([moved.status, moved.body.error.message]).toEqual([400, expect.stringContaining('`flowControl.concurrency.key`, column 1: `data` is not in the context')]);
+    expect((await api('PATCH', `/api/v1/jobs/${job.id}`, { flowControl: { concurrency: null } })).body.flowControl).toEqual({});
+    await api('PATCH', `/api/v1/jobs/${job.id}`, { flowControl: { concurrency: { limit: 3 } } });
+    expect((await api('PATCH', `/api/v1/jobs/${job.id}`, { flowControl: null })).body.flowControl).toEqual({});
+    expect((await api('GET', `/api/v1/jobs/${job.id}`)).body.flowControl).toEqual({});
+  });
+});
+
+describe('cancel-running', () => {
+  it('leaves one run, on the last of a burst of 20 pushes to a pull request; the others say which run superseded them', async () => {
+    const { job, push } = await prJob('Burst', { concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'cancel-running' } }, 'slow {{ payload.pull_request.head.sha }}');
+    const deliveries: string[] = [];
+    for (let n = 1; n <= 20; n++) deliveries.push(await push(7, `sha${n}`));
+    const runs = await jobSettled(app, bearer, job.id, 20);
+    expect(runs).toHaveLength(20);
+    const succeeded = runs.filter((run) => run.state === 'succeeded');
+    expect(succeeded).toHaveLength(1);
+    expect(succeeded[0].prompt).toBe('slow sha20');
+    const superseded = runs.filter((run) => run.state === 'canceled');
+    expect(superseded).toHaveLength(19);
+    // Each was superseded by the run of the next push, which says so in its error and trace.
+    const byPrompt = new Map(runs.map((run) => [run.prompt, run]));
+    for (let n = 1; n < 20; n++) {
+      const run = byPrompt.get(`slow sha${n}`)!;
+      const next = byPrompt.get(`slow sha${n + 1}`)!;
+      expect(run.error).toBe(`Superseded by run ${next.id} (flowControl.concurrency: cancel-running).`);
+      expect((await traceOf(run.id)).find((event) => event.type === 'flow_control')?.data).toEqual({ action: 'superseded', byRunId: next.id, key: '7' });
+    }
+    // Every delivery started its run.
+    expect((await activity(deliveries[19])).decisions[0]).toMatchObject({ decision: 'match', runId: succeeded[0].id });
+  });
+
+  it('runs two pull requests side by side', async () => {
+    const { job, push } = await prJob('Side by side', { concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'cancel-running' } }, 'slow {{ payload.pull_request.head.sha }}');
+    await push(1, 'a1');
+    await push(2, 'b1');
+    await until('both pull requests running at once', async () => {
+      const runs = (await api('GET', `/api/v1/runs?jobId=${job.id}`)).body as { state: string }[];
+      return runs.length === 2 && runs.every((run) => run.state === 'running');
+    });
+    const runs = await jobSettled(app, bearer, job.id, 2);
+    expect(runs.map((run) => run.state)).toEqual(['succeeded', 'succeeded']);
+  });
+});
+
+describe('skip', () => {
+  it('starts nothing while the key is held, naming the run that holds it, in the delivery and the invocation', async () => {
+    const { job, push } = await prJob('Skipper', { concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'skip' } }, 'slow {{ payload.pull_request.head.sha }}');
+    const first = await activity(await push(3, 'c1'));
+    const holder = first.decisions[0].runId;
+    const second = await activity(await push(3, 'c2'));
+    expect(second.decisions[0]).toMatchObject({ decision: 'match', runId: null, flowControl: { action: 'skipped', runId: holder } });
+    expect(second.decisions[0].flowControl.message).toContain(`run ${holder} holds this run's concurrency key`);
+    // The console says the same.
+    const cookie = await sessionCookie(app, owner);
+    const page = await request(app.app).get(`/console/activity/${second.id}`).set('cookie', cookie);
+    expect(page.text).toContain(`Flow control started no run: No run was started: run ${holder} holds`);
+    expect((await request(app.app).get(`/console/jobs/${job.id}`).set('cookie', cookie)).text).toContain('1 at once per value of <code>payload.pull_request.number</code>; a new run of a busy key is not started');
+    // Another pull request is not held back.
+    expect((await activity(await push(4, 'd1'))).decisions[0].runId).toEqual(expect.stringMatching(/^run_/));
+    await runSettled(app, bearer, holder);
+    // Once the holder is over, the key is free again.
+    expect((await activity(await push(3, 'c3'))).decisions[0].runId).toEqual(expect.stringMatching(/^run_/));
+
+    const invoked = await createJob(app, bearer, { name: 'Invoked skipper', promptTemplate: 'slow {{ data.repo }}', executionTargetId: 'local', flowControl: { concurrency: { key: 'data.repo', limit: 1, onConflict: 'skip' } } });
+    const held = (await api('POST', `/api/v1/jobs/${invoked.id}/invocations`, { data: { repo: 'widgets' } })).body.runId;
+    const refused = await api('POST', `/api/v1/jobs/${invoked.id}/invocations`, { data: { repo: 'widgets' } });
+    expect([refused.status, refused.body.error.code]).toEqual([409, 'run_skipped']);
+    expect(refused.body.error.message).toContain(held);
+    expect((await api('POST', `/api/v1/jobs/${invoked.id}/invocations`, { data: { repo: 'gadgets' } })).status).toBe(202);
+  });
+});
+
+describe('queue', () => {
+  it('holds a key\'s runs back in order while other keys run', async () => {
+    const job = await createJob(app, bearer, { name: 'Per repo', promptTemplate: 'slow {{ data.repo }} {{ data.n }}', executionTargetId: 'local', concurrencyLimit: 10, flowControl: { concurrency: { key: 'data.repo', limit: 1 } } });
+    const invoke = async (repo: string, n: number) => (await api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { repo, n } })).body.runId as string;
+    const a1 = await invoke('a', 1);
+    const a2 = await invoke('a', 2);
+    const b1 = await invoke('b', 1);
+    await runSettled(app, bearer, b1, ['running']);
+    await runSettled(app, bearer, a1, ['running']);
+    expect((await api('GET', `/api/v1/runs/${a2}`)).body.state).toBe('queued');
+    const [first, second] = [await runSettled(app, bearer, a1), await runSettled(app, bearer, a2)];
+    expect([first.state, second.state]).toEqual(['succeeded', 'succeeded']);
+    // The second of key `a` started only once the first had ended.
+    expect(new Date(second.startedAt).getTime()).toBeGreaterThanOrEqual(new Date(first.finishedAt).getTime());
+  });
+});
+
+describe('a key that cannot be worked out', () => {
+  it('fails closed: the delivery says why, the invocation is refused', async () => {
+    const { job, push } = await prJob('Keyed on a map', { concurrency: { key: 'payload.pull_request.head', limit: 1 } });
+    const decided = await activity(await push(5, 'e1'));
+    expect(decided.decisions[0]).toMatchObject({ decision: 'match', runId: null, flowControl: { action: 'key_error' } });
+    expect(decided.decisions[0].flowControl.message).toContain('must give a string, number or boolean; it gave a map');
+    expect((await api('GET', `/api/v1/runs?jobId=${job.id}`)).body).toEqual([]);
+
+    const invoked = await createJob(app, bearer, { name: 'Keyed on data', promptTemplate: 'x', executionTargetId: 'local', flowControl: { concurrency: { key: 'data.repo.size()', limit: 1 } } });
+    const refused = await api('POST', `/api/v1/jobs/${invoked.id}/invocations`, { data: {} });
+    expect([refused.status, refused.body.error.code]).toEqual([400, 'invalid_conditions']);
+    expect(refused.body.error.message).toContain('`flowControl.concurrency.key`');
+  });
+});

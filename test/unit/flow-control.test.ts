@@ -1,0 +1,53 @@
+// Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
+// and what a new run does about its key's unfinished runs.
+import { concurrencyKeyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
+import { onArrival } from '../../src/runs/runs-fns';
+import { compileCel } from '../../src/triggers/cel-fns';
+
+const runs = (...ids: string[]) => ids.map((id) => ({ id }));
+
+describe('onArrival', () => {
+  it('queues by default, whatever the key holds', () => {
+    expect(onArrival({ limit: 1 }, runs('r1', 'r2'))).toEqual({ skippedFor: null, supersede: [] });
+  });
+  it('skips while the key is at its limit, naming its oldest run', () => {
+    expect(onArrival({ limit: 2, onConflict: 'skip' }, runs('r1', 'r2'))).toEqual({ skippedFor: 'r1', supersede: [] });
+    expect(onArrival({ limit: 2, onConflict: 'skip' }, runs('r1'))).toEqual({ skippedFor: null, supersede: [] });
+  });
+  it('supersedes the oldest so that the newest keep the key\'s places', () => {
+    expect(onArrival({ limit: 1, onConflict: 'cancel-running' }, runs('r1', 'r2'))).toEqual({ skippedFor: null, supersede: ['r1', 'r2'] });
+    expect(onArrival({ limit: 2, onConflict: 'cancel-running' }, runs('r1', 'r2', 'r3'))).toEqual({ skippedFor: null, supersede: ['r1', 'r2'] });
+    expect(onArrival({ limit: 3, onConflict: 'cancel-running' }, runs('r1'))).toEqual({ skippedFor: null, supersede: [] });
+  });
+});
+
+describe('mergeFlowControl', () => {
+  const saved = { concurrency: { key: 'data.repo', limit: 2 } };
+  it('replaces the parts sent, removes those sent as null, clears all with null', () => {
+    expect(mergeFlowControl(saved, { concurrency: { limit: 1, onConflict: 'skip' } })).toEqual({ concurrency: { limit: 1, onConflict: 'skip' } });
+    expect(mergeFlowControl(saved, { concurrency: null })).toEqual({});
+    expect(mergeFlowControl(saved, {})).toEqual(saved);
+    expect(mergeFlowControl(saved, null)).toEqual({});
+  });
+});
+
+describe('concurrencyKeyOf', () => {
+  const key = (expression: string, context: Record<string, unknown>) => concurrencyKeyOf(compileCel(expression), context);
+  it('gives equal keys for equal values, told apart by type', () => {
+    expect(key('data.n', { data: { n: 7 } })).toEqual({ ok: true, key: '7' });
+    expect(key('data.n', { data: { n: '7' } })).toEqual({ ok: true, key: '"7"' });
+    expect(key('data.repo + "#" + string(data.n)', { data: { repo: 'a', n: 1 } })).toEqual({ ok: true, key: '"a#1"' });
+  });
+  it('hashes a long value, so that a key stays short', () => {
+    const long = key('data.text', { data: { text: 'x'.repeat(500) } });
+    expect(long).toEqual({ ok: true, key: expect.stringMatching(/^sha256:[\w-]{43}$/) });
+  });
+  it('fails closed on a value that names no key, or an expression that errs', () => {
+    expect(key('data', { data: {} })).toEqual({ ok: false, error: expect.stringContaining('it gave a map') });
+    expect(key('data.list', { data: { list: [1] } })).toEqual({ ok: false, error: expect.stringContaining('it gave a list') });
+    expect(key('data.missing', { data: {} })).toEqual({ ok: false, error: expect.stringContaining('`flowControl.concurrency.key`') });
+  });
+  it('is null without a key: the whole job is one key', () => {
+    expect(concurrencyKeyOf(null, {})).toEqual({ ok: true, key: null });
+  });
+});
