@@ -24,6 +24,7 @@ const EVENT_TYPES = Object.keys({
   'run.failed': true,
   'run.canceled': true,
   'run.timed_out': true,
+  'run.expired': true,
   'webhook.received': true,
 } satisfies Record<EventType, true>) as EventType[];
 

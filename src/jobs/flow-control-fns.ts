@@ -2,6 +2,7 @@
 // only what the job's runs hold), and the key a run's context gives. What the run engine does with a key
 // is the runs domain's (runs-fns.ts).
 import type { components } from '../../generated/openapi';
+import { ValidationFailed } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { clip, closestName, listNames } from '../lib/text';
 import { CelProblem, compileCel, contextSize, type CompiledCel } from '../triggers/cel-fns';
@@ -23,8 +24,28 @@ export function mergeFlowControl(saved: FlowControl, patch: FlowControlUpdate | 
   return merged as FlowControl;
 }
 
+const UNIT_MS = { S: 1000, M: 60_000, H: 3_600_000, D: 86_400_000 } as const;
+const TTL_RANGE_MS = [1000, 7 * UNIT_MS.D] as const;
+
+/** A duration (`PT1H30M`, `P1D`, `30s`, `5m`) in milliseconds; null when it is not one. */
+export function durationMs(text: string): number | null {
+  const short = /^(\d+)([smhd])$/.exec(text);
+  if (short) return Number(short[1]) * UNIT_MS[short[2].toUpperCase() as keyof typeof UNIT_MS];
+  const iso = /^P(?:(\d+)D)?(?:T(?:(\d+)H)?(?:(\d+)M)?(?:(\d+)S)?)?$/.exec(text);
+  if (!iso || text === 'P' || text.endsWith('T')) return null;
+  const [, d = '0', h = '0', m = '0', sec = '0'] = iso;
+  return Number(d) * UNIT_MS.D + Number(h) * UNIT_MS.H + Number(m) * UNIT_MS.M + Number(sec) * UNIT_MS.S;
+}
+
+/** How long a run of the job may wait in `queued` (flowControl.ttl), or null. */
+export const ttlMs = (flowControl: FlowControl | null | undefined): number | null => (flowControl?.ttl ? durationMs(flowControl.ttl) : null);
+
 /** Why the flow control cannot be saved for runs whose context holds `roots` (what the job's triggers give). */
 export function flowControlProblems(flowControl: FlowControl, { roots, from }: { roots: string[]; from: string }): string[] {
+  if (flowControl.ttl !== undefined) {
+    const ms = durationMs(flowControl.ttl);
+    if (ms === null || ms < TTL_RANGE_MS[0] || ms > TTL_RANGE_MS[1]) throw new ValidationFailed(`\`flowControl.ttl\` "${clip(flowControl.ttl)}" must be a duration from 1 second to 7 days (PT30S, 30s, 5m, 2h, 1d).`);
+  }
   const key = flowControl.concurrency?.key;
   if (key === undefined) return [];
   let compiled: CompiledCel;

@@ -240,6 +240,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
       ['Runs at once', html`${job.concurrencyLimit}`],
       ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),
+      ...(job.flowControl.ttl ? [['Longest wait', html`${job.flowControl.ttl}: a run still queued then ends <code>expired</code>`] as [string, Html]] : []),
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],
     ];

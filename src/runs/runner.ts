@@ -105,7 +105,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
   let shuttingDown = false;
   let dispatches = 0;
 
-  const dispatch = (tenantId: string, jobId: string) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId } });
+  const dispatch = (tenantId: string, jobId: string, delayMs?: number) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId }, delayMs });
   /** A run reached a terminal state: jobs chained to its job may start (see runs-service). */
   const finished = (tenantId: string, runId: string, state: RunState) => {
     notify(tenantId, state, runId);
@@ -200,14 +200,26 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
-  /** Starts queued runs of the job while it has free slots. */
+  /** Ends the job's queued runs whose time in the queue (flowControl.ttl) is over, saying so in their trace. */
+  async function expireOverdue(db: TenantDb, jobId: string) {
+    const repo = createRunsRepo(db);
+    for (const run of await repo.overdue(jobId, new Date())) {
+      const waited = `${Math.round((run.expiresAt!.getTime() - run.createdAt.getTime()) / 1000)} s`;
+      const error = `Not started within ${waited} of its creation (flowControl.ttl).`;
+      if (await repo.move(run.id, 'queued', 'expired', { error }, [{ type: 'flow_control', data: { action: 'expired', after: waited } }])) finished(db.$tenant().id, run.id, 'expired');
+    }
+  }
+
+  /** Ends the job's overdue queued runs, then starts queued runs while it has free slots. */
   async function fill({ tenantId, jobId }: { tenantId: string; jobId: string }) {
     if (shuttingDown) return;
     const db = tenantDb(tenantId);
     const job = await jobs.settings(db, jobId);
     if (!job) return;
-    const keyLimit = (job.flowControl as FlowControl | null)?.concurrency?.limit ?? null;
-    const claimed = await createRunsRepo(db).claim(job.id, job.concurrencyLimit, keyLimit, `${instanceId}:${++dispatches}`, instanceId);
+    const flowControl = job.flowControl as FlowControl | null;
+    if (flowControl?.ttl) await expireOverdue(db, job.id);
+    const limits = { limit: job.concurrencyLimit, keyLimit: flowControl?.concurrency?.limit ?? null, expiring: Boolean(flowControl?.ttl) };
+    const claimed = await createRunsRepo(db).claim(job.id, limits, `${instanceId}:${++dispatches}`, instanceId);
     for (const run of claimed) void execute(db, job, run);
   }
 

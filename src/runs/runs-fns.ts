@@ -6,7 +6,7 @@ export type RunState = components['schemas']['RunState'];
 export type RunView = components['schemas']['Run'];
 
 const NEXT: Record<RunState, readonly RunState[]> = {
-  queued: ['starting', 'canceling'],
+  queued: ['starting', 'canceling', 'expired'],
   starting: ['running', 'failed', 'timed_out', 'canceling'],
   running: ['succeeded', 'failed', 'timed_out', 'canceling'],
   canceling: ['canceled'],
@@ -14,6 +14,7 @@ const NEXT: Record<RunState, readonly RunState[]> = {
   failed: [],
   timed_out: [],
   canceled: [],
+  expired: [],
 };
 
 /** Every state, in lifecycle order. */

@@ -25,6 +25,8 @@ export interface NewRun {
   startKey?: string;
   /** The value of the job's concurrency key for the run (flowControl.concurrency). */
   concurrencyKey?: string | null;
+  /** When the run, still queued, ends `expired` (flowControl.ttl). */
+  expiresAt?: Date | null;
 }
 
 export interface NewInvocation {
@@ -95,9 +97,9 @@ export function createRunsRepo(db: TenantDb) {
       const rows = entryRows(trace);
       return sql.batch([
         sql.run(
-          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey") ` +
-            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?, ?)`,
-          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null],
+          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey", "expiresAt") ` +
+            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?, ?, ?::timestamp(3))`,
+          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null, run.expiresAt ?? null],
         ),
         sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e`, [run.id, tenantId, run.id, now, ...rows.params]),
         ...(invocation
@@ -155,19 +157,22 @@ export function createRunsRepo(db: TenantDb) {
      * a lock of the job's for the transaction, so that two instances never fill the same slot. The outer
      * `state` test is checked again on a row another transaction changed meanwhile (a stop), the subquery is not.
      */
-    async claim(jobId: string, limit: number, keyLimit: number | null, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
+    async claim(jobId: string, { limit, keyLimit = null, expiring = false }: { limit: number; keyLimit?: number | null; expiring?: boolean }, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
       const now = new Date();
+      // While the job has a ttl, a run whose time in the queue is over is not started (dispatch ends it,
+      // `overdue`); without one (any more), every queued run may start.
+      const fresh = (alias: string) => (expiring ? { text: ` AND (${alias}"expiresAt" IS NULL OR ${alias}"expiresAt" > ?::timestamp(3))`, params: [now] } : { text: '', params: [] });
       // With a key's limit, a queued run is due while its key has room: the runs of its key queued before
       // it and those of its key active stay under `keyLimit` (a key at its limit holds back only its own).
       const due =
         keyLimit === null
-          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'`, params: [tenantId, jobId] }
+          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${fresh('').text}`, params: [tenantId, jobId, ...fresh('').params] }
           : {
               text:
                 `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
                 `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${ACTIVE}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
-                `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued') AS "ranked" WHERE "place" <= ?`,
-              params: [tenantId, jobId, keyLimit],
+                `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${fresh('q.').text}) AS "ranked" WHERE "place" <= ?`,
+              params: [tenantId, jobId, ...fresh('q.').params, keyLimit],
             };
       const claimed = sql.query<{ id: string; prompt: string }>(
         `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
@@ -187,6 +192,9 @@ export function createRunsRepo(db: TenantDb) {
       const [runs] = await sql.batch<[{ id: string; prompt: string }[], number]>([claimed, traced]);
       return runs;
     },
+
+    /** The job's queued runs whose time in the queue is over. */
+    overdue: (jobId: string, at: Date) => db.run.findMany({ where: { jobId, state: 'queued', expiresAt: { lte: at } }, select: { id: true, expiresAt: true, createdAt: true } }),
 
     /** The key's runs not yet ending (queued, starting, running), oldest first. */
     unfinishedOfKey: (jobId: string, concurrencyKey: string | null) =>

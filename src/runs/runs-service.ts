@@ -4,6 +4,7 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
+import { ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound } from '../lib/errors';
 import { sha256 } from '../lib/hash';
@@ -24,8 +25,11 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 const runNotFound = () => new NotFound('No such run.');
 
-/** A job's concurrency control with the key of the run being created; null without one. */
-type Keyed = ReturnType<JobsService['concurrency']>;
+/** The job's flow control over the run being created: its concurrency control with the run's key, and how long it may wait queued. */
+interface Flow {
+  concurrency: ReturnType<JobsService['concurrency']>;
+  ttlMs: number | null;
+}
 
 /** Flow control did not create the run: its concurrency key is held (`onConflict: skip`). */
 export class RunSkipped extends Conflict {
@@ -55,6 +59,9 @@ export interface RunsDeps {
 }
 
 export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date() }: RunsDeps) {
+  /** What the job's flow control makes of a run with `context` (throws InvalidConditions for a key that fails). */
+  const flowOf = (job: RenderedJob, context: Record<string, unknown>): Flow => ({ concurrency: jobs.concurrency(job, context), ttlMs: ttlMs(job.flowControl as FlowControl | null) });
+
   async function foundRun(repo: RunsRepo, runId: string) {
     const run = await repo.find(runId);
     if (!run) throw runNotFound();
@@ -85,14 +92,15 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    * job's concurrency control the run takes its key, and what it finds there decides (`onArrival`): it may
    * not be created (RunSkipped), or supersede the key's older runs.
    */
-  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, concurrency: Keyed) {
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
     const arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
     if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
-    await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null }, invocation, trace);
+    const expiresAt = ttlMs === null ? null : new Date(now().getTime() + ttlMs);
+    await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt }, invocation, trace);
     const tenantId = db.$tenant().id;
     notify(tenantId, 'queued', ids.id);
     for (const older of arrival?.supersede ?? []) {
@@ -100,11 +108,13 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       await stopping(db, { id: older, jobId: run.jobId, state: 'queued' }, { error: `Superseded by run ${ids.id} (flowControl.concurrency: cancel-running).`, trace });
     }
     runner.dispatch(tenantId, run.jobId);
+    // Dispatch ends the runs whose time in the queue is over; one comes when this one's is.
+    if (ttlMs !== null) runner.dispatch(tenantId, run.jobId, ttlMs + 100);
     return ids;
   }
 
-  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }, concurrency: Keyed): Promise<Accepted> {
-    const ids = await create(db, run, key, concurrency);
+  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }, flow: Flow): Promise<Accepted> {
+    const ids = await create(db, run, key, flow);
     return { status: 202, body: { invocationId: ids.invocationId!, runId: ids.id, state: 'queued', duplicate: false } };
   }
 
@@ -168,7 +178,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     try {
-      return { runId: (await create(db, run, null, jobs.concurrency(job, seen))).id };
+      return { runId: (await create(db, run, null, flowOf(job, seen))).id };
     } catch (err) {
       if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
       // The same cause again answers the run it started, before flow control would look at it.
@@ -193,13 +203,13 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
       const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
       const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
-      const concurrency = jobs.concurrency(job, context);
+      const flow = flowOf(job, context);
 
       // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the
       // others find its answer.
       for (let attempt = 0; ; attempt++) {
         try {
-          return await start(db, run, { idempotencyKey, requestHash }, concurrency);
+          return await start(db, run, { idempotencyKey, requestHash }, flow);
         } catch (err) {
           if (!idempotencyKey || !isUniqueViolation(err) || attempt >= 2) throw err;
           const answer = await repeated(createRunsRepo(db), job.id, idempotencyKey, requestHash);
@@ -244,8 +254,8 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const inputs = original.inputs as { data?: Record<string, unknown>; context?: Record<string, unknown> };
       const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs, replayOf: original.id };
       // A replay takes the key the original's context gives now.
-      const concurrency = jobs.concurrency(job, { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } });
-      return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) }, concurrency);
+      const flow = flowOf(job, { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } });
+      return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) }, flow);
     },
 
     /**

@@ -188,3 +188,32 @@ describe('a key that cannot be worked out', () => {
     expect(refused.body.error.message).toContain('`flowControl.concurrency.key`');
   });
 });
+
+describe('ttl', () => {
+  it('is a duration from a second to a week', async () => {
+    for (const ttl of ['banana', 'PT0S', '0s', '8d', 'P']) {
+      const res = await api('POST', '/api/v1/jobs', { name: `TTL ${ttl}`, promptTemplate: 'x', flowControl: { ttl } });
+      expect([ttl, res.status]).toEqual([ttl, 400]);
+    }
+    for (const ttl of ['30s', 'PT1H30M', 'P1D', '7d']) expect((await api('POST', '/api/v1/jobs', { name: `TTL ${ttl}`, promptTemplate: 'x', flowControl: { ttl } })).status).toBe(201);
+  });
+
+  it('ends a run still queued when its time is over as expired, saying so; a run that started is not touched', async () => {
+    const job = await createJob(app, bearer, { name: 'Short-lived', promptTemplate: 'slow {{ data.n }}', executionTargetId: 'local', flowControl: { ttl: '1s' } });
+    const invoke = async (n: number) => (await api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { n } })).body.runId as string;
+    const first = await invoke(1);
+    await runSettled(app, bearer, first, ['running']);
+    const waiting = await invoke(2);
+    const expired = await runSettled(app, bearer, waiting);
+    expect(expired).toMatchObject({ state: 'expired', startedAt: null, error: 'Not started within 1 s of its creation (flowControl.ttl).' });
+    const waited = new Date(expired.finishedAt).getTime() - new Date(expired.createdAt).getTime();
+    expect(waited).toBeGreaterThanOrEqual(1000);
+    expect(waited).toBeLessThan(2900); // before the first run freed its slot
+    expect((await traceOf(waiting)).filter((event) => event.type !== 'prompt_rendered').map((event) => [event.type, event.data])).toEqual([
+      ['flow_control', { action: 'expired', after: '1 s' }],
+      ['state_changed', { from: 'queued', to: 'expired' }],
+    ]);
+    expect((await runSettled(app, bearer, first)).state).toBe('succeeded');
+    expect((await api('GET', `/api/v1/runs?jobId=${job.id}&state=expired`)).body.map((run: { id: string }) => run.id)).toEqual([waiting]);
+  });
+});

@@ -44,13 +44,13 @@ describe('the statements of a run', () => {
     const { run } = await queuedRun(A);
     const before = await rowOf(run.id);
 
-    expect(await repoOf(B).claim(jobOf[A], 5, null, 'inst_b:1', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).claim(jobOf[A], { limit: 5 }, 'inst_b:1', 'inst_b')).toEqual([]);
     expect(await repoOf(B).move(run.id, 'queued', 'canceling')).toBe(false);
     expect(await repoOf(B).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(false);
     expect(await rowOf(run.id)).toEqual(before);
 
     // Tenant A's own repository does each.
-    const claimed = await repoOf(A).claim(jobOf[A], 5, null, 'inst_a:1', 'inst_a');
+    const claimed = await repoOf(A).claim(jobOf[A], { limit: 5 }, 'inst_a:1', 'inst_a');
     expect(claimed.map((r) => r.id)).toContain(run.id);
     expect(await repoOf(A).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(true);
     expect(await repoOf(A).move(run.id, 'starting', 'running', { executorRef: 'local:1' })).toBe(true);
@@ -72,11 +72,11 @@ describe('the statements of a run', () => {
 
   it('starts no more runs than the limit leaves free, oldest first', async () => {
     const runs = [await queuedRun(B), await queuedRun(B), await queuedRun(B)].map(({ run }) => run.id);
-    const first = await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:2', 'inst_b');
+    const first = await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:2', 'inst_b');
     expect(first.map((r) => r.id)).toEqual(runs.slice(0, 2));
-    expect(await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:3', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:3', 'inst_b')).toEqual([]);
     await repoOf(B).move(runs[0], 'starting', 'failed', { error: 'x' });
-    expect((await repoOf(B).claim(jobOf[B], 2, null, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
+    expect((await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
     expect((await rowOf(runs[2])).events.map((e) => e.type)).toEqual(['prompt_rendered', 'state_changed']);
   });
 
@@ -87,15 +87,15 @@ describe('the statements of a run', () => {
       await repoOf(B).move(id, 'canceling', 'canceled');
     }
     const [a1, a2, b1, a3, c1] = [await queuedRun(B, '"a"'), await queuedRun(B, '"a"'), await queuedRun(B, '"b"'), await queuedRun(B, '"a"'), await queuedRun(B, null)].map(({ run }) => run.id);
-    const first = await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:5', 'inst_b');
+    const first = await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:5', 'inst_b');
     expect(first.map((r) => r.id)).toEqual([a1, b1, c1]);
-    expect(await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:6', 'inst_b')).toEqual([]);
+    expect(await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:6', 'inst_b')).toEqual([]);
     await repoOf(B).move(a1, 'starting', 'failed', { error: 'x' });
-    expect((await repoOf(B).claim(jobOf[B], 10, 1, 'inst_b:7', 'inst_b')).map((r) => r.id)).toEqual([a2]);
+    expect((await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:7', 'inst_b')).map((r) => r.id)).toEqual([a2]);
     // The job's own limit still caps them all: two keys have room, one slot is left.
     await repoOf(B).move(b1, 'starting', 'failed', { error: 'x' });
     await queuedRun(B, '"b"');
-    expect(await repoOf(B).claim(jobOf[B], 2, 2, 'inst_b:8', 'inst_b')).toEqual([]);
-    expect((await repoOf(B).claim(jobOf[B], 3, 2, 'inst_b:9', 'inst_b')).map((r) => r.id)).toEqual([a3]);
+    expect(await repoOf(B).claim(jobOf[B], { limit: 2, keyLimit: 2 }, 'inst_b:8', 'inst_b')).toEqual([]);
+    expect((await repoOf(B).claim(jobOf[B], { limit: 3, keyLimit: 2 }, 'inst_b:9', 'inst_b')).map((r) => r.id)).toEqual([a3]);
   });
 });

@@ -133,7 +133,7 @@ it('creates a source and shows its secret once, with a button that copies it', a
 it('offers every event type to a new subscription, labelled, two checked', async () => {
   await page.goto('/console/subscriptions');
   await page.getByRole('heading', { name: 'Event subscriptions' }).waitFor();
-  expect(await page.getByRole('checkbox').count()).toBe(7);
+  expect(await page.getByRole('checkbox').count()).toBe(8);
   expect(await page.getByRole('checkbox', { name: 'run.failed' }).isChecked()).toBe(true);
   await page.getByLabel('Endpoint URL').fill('not a url');
   await page.getByRole('button', { name: 'Create' }).click();

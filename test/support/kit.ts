@@ -7,7 +7,7 @@ import type { TestApp } from './app';
 
 type AnyApp = Parameters<typeof call>[0];
 
-export const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
+export const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled', 'expired'];
 
 /** A job created through the API (201 checked). */
 export async function createJob(app: AnyApp, headers: Record<string, string>, body: Record<string, unknown>): Promise<{ id: string; slug: string } & Record<string, any>> {

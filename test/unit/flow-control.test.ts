@@ -1,6 +1,6 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
-import { concurrencyKeyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
+import { concurrencyKeyOf, durationMs, mergeFlowControl } from '../../src/jobs/flow-control-fns';
 import { onArrival } from '../../src/runs/runs-fns';
 import { compileCel } from '../../src/triggers/cel-fns';
 
@@ -49,5 +49,19 @@ describe('concurrencyKeyOf', () => {
   });
   it('is null without a key: the whole job is one key', () => {
     expect(concurrencyKeyOf(null, {})).toEqual({ ok: true, key: null });
+  });
+});
+
+describe('durationMs', () => {
+  it('reads ISO 8601 durations and a number with a unit', () => {
+    expect(durationMs('PT30S')).toBe(30_000);
+    expect(durationMs('PT1H30M')).toBe(5_400_000);
+    expect(durationMs('P1DT2H')).toBe(93_600_000);
+    expect(durationMs('5m')).toBe(300_000);
+    expect(durationMs('2h')).toBe(7_200_000);
+    expect(durationMs('1d')).toBe(86_400_000);
+  });
+  it('refuses what is not one', () => {
+    for (const text of ['P', 'PT', 'P1DT', '5', 'm5', '1w', 'PT1.5S']) expect([text, durationMs(text)]).toEqual([text, null]);
   });
 });

@@ -7,7 +7,7 @@ const tty = Boolean(process.stdout.isTTY) && !process.env.NO_COLOR;
 const paint = (code: number) => (text: string) => (tty ? `\u001b[${code}m${text}\u001b[0m` : text);
 export const dim = paint(2);
 export const bold = paint(1);
-const STATE_COLOURS: Record<string, (text: string) => string> = { succeeded: paint(32), failed: paint(31), timed_out: paint(31), canceled: paint(33), running: paint(36) };
+const STATE_COLOURS: Record<string, (text: string) => string> = { succeeded: paint(32), failed: paint(31), timed_out: paint(31), expired: paint(33), canceled: paint(33), running: paint(36) };
 export const state = (value: string) => (STATE_COLOURS[value] ?? ((text: string) => text))(value);
 
 export interface Printer {

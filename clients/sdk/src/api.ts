@@ -75,7 +75,7 @@ export interface Flows {
     stop(id: string): Promise<Run>;
     /** The whole trace as it is now, in `seq` order. */
     trace(id: string): AsyncIterable<TraceEvent>;
-    /** Polls until the run is terminal (succeeded, failed, timed_out, canceled) and answers it. */
+    /** Polls until the run is terminal (succeeded, failed, timed_out, canceled, expired) and answers it. */
     waitFor(id: string, options?: WaitOptions): Promise<Run>;
     /** The trace as it grows, each event once, in `seq` order; ends when the run is terminal and all is read. */
     follow(id: string, options?: FollowOptions): AsyncIterable<TraceEvent>;

@@ -4,7 +4,7 @@ import type { RunState } from './types';
 
 export const DEFAULT_INTERVAL_MS = 1000;
 
-export const TERMINAL_STATES: ReadonlySet<RunState> = new Set<RunState>(['succeeded', 'failed', 'timed_out', 'canceled']);
+export const TERMINAL_STATES: ReadonlySet<RunState> = new Set<RunState>(['succeeded', 'failed', 'timed_out', 'canceled', 'expired']);
 
 /** Resolves after `ms`, or rejects with the signal's reason as soon as it aborts. */
 export function sleep(ms: number, signal?: AbortSignal): Promise<void> {

@@ -1074,7 +1074,7 @@ export interface webhooks {
         put?: never;
         /**
          * A run changed state
-         * @description Sent to subscriptions of `run.queued`, `run.started`, `run.succeeded`, `run.failed`, `run.canceled` and `run.timed_out` when a run enters that state. `data` is the run as `GET /api/v1/runs/{runId}` shows it at that moment. Verify the Standard Webhooks signature before trusting the body; dedupe on `webhook-id`.
+         * @description Sent to subscriptions of `run.queued`, `run.started`, `run.succeeded`, `run.failed`, `run.canceled`, `run.timed_out` and `run.expired` when a run enters that state. `data` is the run as `GET /api/v1/runs/{runId}` shows it at that moment. Verify the Standard Webhooks signature before trusting the body; dedupe on `webhook-id`.
          */
         post: operations["receiveRunEvent"];
         delete?: never;
@@ -1136,17 +1136,18 @@ export interface components {
          *     ```
          *     queued → starting → running → succeeded | failed | timed_out
          *     queued | starting | running → canceling → canceled      (after POST /runs/{runId}/stop)
+         *     queued → expired                                          (not started within the job's flowControl.ttl)
          *     ```
          *
          *     - `queued`: accepted; waits for a free slot of the job's `concurrencyLimit`, in order of arrival.
          *     - `starting`: the execution target is being provisioned.
          *     - `running`: the agent works on the prompt.
-         *     - `succeeded`, `failed`, `timed_out` (the target's `timeoutSeconds` elapsed), `canceled`: terminal; a terminal run never changes state again.
+         *     - `succeeded`, `failed`, `timed_out` (the target's `timeoutSeconds` elapsed), `canceled`, `expired` (it waited in `queued` longer than the job's `flowControl.ttl`): terminal; a terminal run never changes state again.
          *     - `canceling`: a stop was requested; resources are being released.
          * @example running
          * @enum {string}
          */
-        RunState: "queued" | "starting" | "running" | "succeeded" | "failed" | "timed_out" | "canceling" | "canceled";
+        RunState: "queued" | "starting" | "running" | "succeeded" | "failed" | "timed_out" | "expired" | "canceling" | "canceled";
         /**
          * @description One execution of a job: the rendered prompt, its state, and its result or error.
          * @example {
@@ -1619,7 +1620,7 @@ export interface components {
             /** @description Identifier (or slug) of the job whose runs are watched. */
             jobId: string;
             /** @description Terminal states that fire the trigger. */
-            states: ("succeeded" | "failed" | "timed_out" | "canceled")[];
+            states: ("succeeded" | "failed" | "timed_out" | "expired" | "canceled")[];
             /** @description Conditions on the finished run; when omitted, every run reaching one of `states` fires. */
             conditions?: components["schemas"]["Conditions"];
         };
@@ -1854,11 +1855,19 @@ export interface components {
          */
         JobFlowControl: {
             concurrency?: components["schemas"]["ConcurrencyControl"];
+            /** @description A run still `queued` this long after it was created ends `expired` (within seconds), its trace saying so: a run nobody could start in time is often worse than none. 1 second to 7 days. */
+            ttl?: components["schemas"]["FlowDuration"];
         };
         /** @description Changes to a job's flow control; a part sent as `null` is removed. */
         JobFlowControlUpdate: {
             concurrency?: components["schemas"]["ConcurrencyControl"] | null;
+            ttl?: components["schemas"]["FlowDuration"] | null;
         };
+        /**
+         * @description A duration: ISO 8601 (`PT30S`, `PT1H30M`, `P1D`) or a number with a unit (`30s`, `5m`, `2h`, `1d`).
+         * @example 30m
+         */
+        FlowDuration: string;
         /**
          * @description At most `limit` active runs per value of `key` (a CEL expression over the run's context, as the job's
          *     templates see it: `payload.pull_request.number`, `data.repo`). Without `key`, the whole job is one key.
@@ -3313,11 +3322,11 @@ export interface components {
             };
         };
         /**
-         * @description Kind of outbound event: `run.queued`, `run.started` (entered `running`), `run.succeeded`, `run.failed`, `run.canceled`, `run.timed_out` (`data` is the Run) and `webhook.received` (`data` is the WebhookActivity).
+         * @description Kind of outbound event: `run.queued`, `run.started` (entered `running`), `run.succeeded`, `run.failed`, `run.canceled`, `run.timed_out`, `run.expired` (`data` is the Run) and `webhook.received` (`data` is the WebhookActivity).
          * @example run.succeeded
          * @enum {string}
          */
-        EventType: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out" | "webhook.received";
+        EventType: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out" | "run.expired" | "webhook.received";
         /**
          * @description The body of a run event.
          * @example {
@@ -3350,7 +3359,7 @@ export interface components {
              * @description The event type.
              * @enum {string}
              */
-            type: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out";
+            type: "run.queued" | "run.started" | "run.succeeded" | "run.failed" | "run.canceled" | "run.timed_out" | "run.expired";
             /**
              * Format: date-time
              * @description When the event happened.
