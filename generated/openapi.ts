@@ -184,8 +184,9 @@ export interface paths {
          *       `data` that does not satisfy the invocation trigger's `inputSchema` answers 400 `validation_failed`.
          *     - Under the job's flow control (`flowControl.concurrency`): with `onConflict: skip` and the run's key
          *       busy, nothing is created and the answer is 409 `run_skipped`, naming the run that holds the key; with
-         *       `cancel-running`, the unfinished runs of the key are stopped as superseded by the new run; a key that
-         *       cannot be worked out for the data answers 400 `invalid_conditions`.
+         *       `cancel-running`, the unfinished runs of the key are stopped as superseded by the new run; beyond the
+         *       job's `flowControl.rateLimit` nothing is created and the answer is 429 `rate_limited`, with
+         *       `Retry-After`; a key that cannot be worked out for the data answers 400 `invalid_conditions`.
          */
         post: operations["invokeJob"];
         delete?: never;
@@ -1857,11 +1858,33 @@ export interface components {
             concurrency?: components["schemas"]["ConcurrencyControl"];
             /** @description A run still `queued` this long after it was created ends `expired` (within seconds), its trace saying so: a run nobody could start in time is often worse than none. 1 second to 7 days. */
             ttl?: components["schemas"]["FlowDuration"];
+            rateLimit?: components["schemas"]["RateLimitControl"];
         };
         /** @description Changes to a job's flow control; a part sent as `null` is removed. */
         JobFlowControlUpdate: {
             concurrency?: components["schemas"]["ConcurrencyControl"] | null;
             ttl?: components["schemas"]["FlowDuration"] | null;
+            rateLimit?: components["schemas"]["RateLimitControl"] | null;
+        };
+        /**
+         * @description At most `limit` runs created per value of `key` (a CEL expression over the run's context, as for
+         *     `concurrency`; without it the whole job is one key) in any `period`, counted in the database, so
+         *     exactly across instances. Beyond it nothing is created: the delivery's decision says `rate_limited`
+         *     and until when, an invocation is answered 429 `rate_limited` with `Retry-After`. Runs that flow
+         *     control superseded count; deliveries and invocations it refused do not.
+         * @example {
+         *       "key": "payload.repository.full_name",
+         *       "limit": 20,
+         *       "period": "1h"
+         *     }
+         */
+        RateLimitControl: {
+            /** @description CEL expression whose value (a string, number or boolean) names the run's key. */
+            key?: string;
+            /** @description Most runs created per key in any `period`. */
+            limit: number;
+            /** @description The sliding window the runs are counted in, 1 second to 24 hours. */
+            period: components["schemas"]["FlowDuration"];
         };
         /**
          * @description A duration: ISO 8601 (`PT30S`, `PT1H30M`, `P1D`) or a number with a unit (`30s`, `5m`, `2h`, `1d`).
@@ -2756,10 +2779,15 @@ export interface components {
                 details: components["schemas"]["DecisionDetail"][];
                 /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
-                /** @description Present when the job's flow control kept a match from starting a run: `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it) or `key_error` (the key could not be worked out for this delivery; fails closed). */
+                /** @description Present when the job's flow control kept a match from starting a run: `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it), `rate_limited` (its rate limit was reached; `until` says when the next run may start) or `key_error` (a key could not be worked out for this delivery; fails closed). */
                 flowControl?: {
                     /** @enum {string} */
-                    action: "skipped" | "key_error";
+                    action: "skipped" | "rate_limited" | "key_error";
+                    /**
+                     * Format: date-time
+                     * @description When the rate limit lets the next run of the key start (`rate_limited`).
+                     */
+                    until?: string;
                     /** @description The run that holds the key (`skipped`). */
                     runId?: string;
                     /** @description What flow control decided, in a sentence. */

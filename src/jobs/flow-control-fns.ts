@@ -10,8 +10,13 @@ import { CelProblem, compileCel, contextSize, type CompiledCel } from '../trigge
 export type FlowControl = components['schemas']['JobFlowControl'];
 type FlowControlUpdate = components['schemas']['JobFlowControlUpdate'];
 export type Concurrency = components['schemas']['ConcurrencyControl'];
+export type RateLimit = components['schemas']['RateLimitControl'];
 
-export const KEY_FIELD = '`flowControl.concurrency.key`';
+/** The parts of a job's flow control that take a key, by name. */
+export const KEYED_PARTS = ['concurrency', 'rateLimit'] as const;
+export type KeyedPart = (typeof KEYED_PARTS)[number];
+
+const keyField = (part: KeyedPart) => `\`flowControl.${part}.key\``;
 
 /** The flow control an update leads to: parts sent replace, parts sent as null go, null clears it all. */
 export function mergeFlowControl(saved: FlowControl, patch: FlowControlUpdate | null): FlowControl {
@@ -25,7 +30,15 @@ export function mergeFlowControl(saved: FlowControl, patch: FlowControlUpdate | 
 }
 
 const UNIT_MS = { S: 1000, M: 60_000, H: 3_600_000, D: 86_400_000 } as const;
-const TTL_RANGE_MS = [1000, 7 * UNIT_MS.D] as const;
+/** What a duration of each part may be. */
+const RANGES = { ttl: [1000, 7 * UNIT_MS.D, '1 second to 7 days'], period: [1000, UNIT_MS.D, '1 second to 24 hours'] } as const;
+
+/** Refuses a duration that is not one, or out of its range, naming its field. */
+function checkDuration(field: string, text: string | undefined, [min, max, range]: readonly [number, number, string]) {
+  if (text === undefined) return;
+  const ms = durationMs(text);
+  if (ms === null || ms < min || ms > max) throw new ValidationFailed(`\`${field}\` "${clip(text)}" must be a duration from ${range} (PT30S, 30s, 5m, 2h, 1d).`);
+}
 
 /** A duration (`PT1H30M`, `P1D`, `30s`, `5m`) in milliseconds; null when it is not one. */
 export function durationMs(text: string): number | null {
@@ -40,40 +53,43 @@ export function durationMs(text: string): number | null {
 /** How long a run of the job may wait in `queued` (flowControl.ttl), or null. */
 export const ttlMs = (flowControl: FlowControl | null | undefined): number | null => (flowControl?.ttl ? durationMs(flowControl.ttl) : null);
 
+/** How long the window of the job's rate limit is, or null without one. */
+export const periodMs = (flowControl: FlowControl | null | undefined): number | null => (flowControl?.rateLimit ? durationMs(flowControl.rateLimit.period) : null);
+
 /** Why the flow control cannot be saved for runs whose context holds `roots` (what the job's triggers give). */
 export function flowControlProblems(flowControl: FlowControl, { roots, from }: { roots: string[]; from: string }): string[] {
-  if (flowControl.ttl !== undefined) {
-    const ms = durationMs(flowControl.ttl);
-    if (ms === null || ms < TTL_RANGE_MS[0] || ms > TTL_RANGE_MS[1]) throw new ValidationFailed(`\`flowControl.ttl\` "${clip(flowControl.ttl)}" must be a duration from 1 second to 7 days (PT30S, 30s, 5m, 2h, 1d).`);
-  }
-  const key = flowControl.concurrency?.key;
-  if (key === undefined) return [];
-  let compiled: CompiledCel;
-  try {
-    compiled = compileCel(key);
-  } catch (err) {
-    if (err instanceof CelProblem) return [`${KEY_FIELD} ${err.message}`];
-    throw err;
-  }
-  return compiled.variables
-    .filter(({ name }) => !roots.includes(name))
-    .map(({ name, column }) => {
-      const near = closestName(name, roots);
-      return `${KEY_FIELD}, column ${column}: \`${clip(name)}\` is not in the context of this job's runs, which holds ${listNames(roots)} (from ${from})${near ? ` (did you mean \`${near}\`?)` : ''}`;
-    });
+  checkDuration('flowControl.ttl', flowControl.ttl, RANGES.ttl);
+  checkDuration('flowControl.rateLimit.period', flowControl.rateLimit?.period, RANGES.period);
+  return KEYED_PARTS.flatMap((part) => {
+    const key = flowControl[part]?.key;
+    if (key === undefined) return [];
+    let compiled: CompiledCel;
+    try {
+      compiled = compileCel(key);
+    } catch (err) {
+      if (err instanceof CelProblem) return [`${keyField(part)} ${err.message}`];
+      throw err;
+    }
+    return compiled.variables
+      .filter(({ name }) => !roots.includes(name))
+      .map(({ name, column }) => {
+        const near = closestName(name, roots);
+        return `${keyField(part)}, column ${column}: \`${clip(name)}\` is not in the context of this job's runs, which holds ${listNames(roots)} (from ${from})${near ? ` (did you mean \`${near}\`?)` : ''}`;
+      });
+  });
 }
 
 /** A key as stored: the value's JSON, or its hash when long, so that equal values give equal keys. */
 const MAX_KEY = 200;
 
-/** The concurrency key of a run with `context` (null: the whole job is one key), or why there is none. */
-export function concurrencyKeyOf(key: CompiledCel | null, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
+/** The key of `part` for a run with `context` (null: the whole job is one key), or why there is none. */
+export function keyOf(part: KeyedPart, key: CompiledCel | null, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
   if (!key) return { ok: true, key: null };
   const outcome = key.valueOf(context, contextSize(context));
-  if (!outcome.ok) return { ok: false, error: `${KEY_FIELD}: ${outcome.error}` };
+  if (!outcome.ok) return { ok: false, error: `${keyField(part)}: ${outcome.error}` };
   const { value } = outcome;
   if (!['string', 'number', 'boolean'].includes(typeof value)) {
-    return { ok: false, error: `${KEY_FIELD} must give a string, number or boolean; it gave ${value === null ? 'null' : Array.isArray(value) ? 'a list' : 'a map'}` };
+    return { ok: false, error: `${keyField(part)} must give a string, number or boolean; it gave ${value === null ? 'null' : Array.isArray(value) ? 'a list' : 'a map'}` };
   }
   const text = JSON.stringify(value);
   return { ok: true, key: text.length > MAX_KEY ? `sha256:${sha256(text)}` : text };

@@ -47,6 +47,10 @@ function keyedText({ key, limit, onConflict = 'queue' }: NonNullable<JobView['fl
   return html`${limit} at once ${key ? html`per value of <code>${key}</code>` : 'for the whole job'}; a new run of a busy key ${busy}`;
 }
 
+/** What a job's rate limit allows, in a line. */
+const rateText = ({ key, limit, period }: NonNullable<JobView['flowControl']['rateLimit']>): Html =>
+  html`${limit} runs per ${period} ${key ? html`per value of <code>${key}</code>` : 'for the whole job'}; beyond it nothing starts`;
+
 /** A job's settings as the update operation takes them, to edit. */
 function editableJson(job: JobView): string {
   const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, env, triggers } = job;
@@ -240,6 +244,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
       ['Runs at once', html`${job.concurrencyLimit}`],
       ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),
+      ...(job.flowControl.rateLimit ? [['Rate limit', rateText(job.flowControl.rateLimit)] as [string, Html]] : []),
       ...(job.flowControl.ttl ? [['Longest wait', html`${job.flowControl.ttl}: a run still queued then ends <code>expired</code>`] as [string, Html]] : []),
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],

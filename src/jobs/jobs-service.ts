@@ -15,7 +15,7 @@ import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, de
 import { eventName } from '../triggers/event-patterns-fns';
 import { compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
-import { concurrencyKeyOf, mergeFlowControl, type Concurrency, type FlowControl } from './flow-control-fns';
+import { keyOf, mergeFlowControl, type Concurrency, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
@@ -158,7 +158,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   const compiled = perVersion<CompiledJob>();
   const compiledOf = (job: RenderedJob) =>
     compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
-  const concurrencyKeys = perVersion<CompiledCel | null>();
+  const flowKeys = perVersion<Record<KeyedPart, CompiledCel | null>>();
   const inputs = perVersion<InvocationInput | Error>();
   const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
     inputs.set(job, invocationInputOf(job, validators));
@@ -367,15 +367,24 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     forgetKept: () => catalog.forgetAll(),
 
     /**
-     * The job's concurrency control with the key a run with `context` (as its templates see it) falls under;
-     * null when the job sets none. Throws InvalidConditions when the key cannot be worked out (fails closed).
+     * The job's keyed flow control (concurrency, rate limit), each with the key a run with `context` (as its
+     * templates see it) falls under; null for a part the job does not set. Throws InvalidConditions when a
+     * key cannot be worked out (fails closed).
      */
-    concurrency(job: RenderedJob, context: Record<string, unknown>): (Concurrency & { runKey: string | null }) | null {
-      const concurrency = (job.flowControl as FlowControl | null)?.concurrency;
-      if (!concurrency) return null;
-      const outcome = concurrencyKeyOf(concurrencyKeys.get(job, () => (concurrency.key ? compileCel(concurrency.key) : null)), context);
-      if (!outcome.ok) throw new InvalidConditions(outcome.error);
-      return { ...concurrency, runKey: outcome.key };
+    flowKeys(job: RenderedJob, context: Record<string, unknown>): { concurrency: (Concurrency & { runKey: string | null }) | null; rateLimit: (RateLimit & { runKey: string | null }) | null } {
+      const flowControl = (job.flowControl ?? {}) as FlowControl;
+      const compiled = flowKeys.get(job, () => {
+        const compile = (part: KeyedPart) => (flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null);
+        return { concurrency: compile('concurrency'), rateLimit: compile('rateLimit') };
+      });
+      const keyed = <P extends KeyedPart>(part: P) => {
+        const settings = flowControl[part];
+        if (!settings) return null;
+        const outcome = keyOf(part, compiled[part], context);
+        if (!outcome.ok) throw new InvalidConditions(outcome.error);
+        return { ...settings, runKey: outcome.key } as NonNullable<FlowControl[P]> & { runKey: string | null };
+      };
+      return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit') };
     },
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */

@@ -83,9 +83,9 @@ export class UnsupportedMediaType extends AppError {
 
 /** RFC 6585 section 4, with RFC 9110 section 10.2.3's Retry-After in whole seconds (at least 1). */
 export class RateLimited extends AppError {
-  constructor(retryAfterSeconds: number) {
+  constructor(retryAfterSeconds: number, reason = 'Too many requests') {
     const seconds = Number.isFinite(retryAfterSeconds) ? Math.max(1, Math.ceil(retryAfterSeconds)) : 1;
-    super(429, 'rate_limited', `Too many requests; retry in ${seconds} second${seconds === 1 ? '' : 's'}.`, { 'Retry-After': String(seconds) });
+    super(429, 'rate_limited', `${reason}; retry in ${seconds} second${seconds === 1 ? '' : 's'}.`, { 'Retry-After': String(seconds) });
   }
 }
 

@@ -27,6 +27,14 @@ export interface NewRun {
   concurrencyKey?: string | null;
   /** When the run, still queued, ends `expired` (flowControl.ttl). */
   expiresAt?: Date | null;
+  /** The value of the job's rate-limit key for the run (flowControl.rateLimit). */
+  rateKey?: string | null;
+}
+
+/** A rate limit the run must fit: fewer than `limit` runs of its `rateKey` created since `since`. */
+export interface RateWindow {
+  limit: number;
+  since: Date;
 }
 
 export interface NewInvocation {
@@ -91,20 +99,28 @@ export function createRunsRepo(db: TenantDb) {
   }
 
   return {
-    /** The run (queued), its first trace entries and the invocation that asks for it, in one batch. */
-    createInvoked: (run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[]) => {
+    /**
+     * The run (queued), its first trace entries and the invocation that asks for it, in one batch; false
+     * when `rate` leaves no room (nothing is written). The count and the insert are one statement, and on
+     * PostgreSQL the key's lock is taken first, so that instances never both take the last place.
+     */
+    async createInvoked(run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[], rate: RateWindow | null = null): Promise<boolean> {
       const now = new Date();
       const rows = entryRows(trace);
-      return sql.batch([
+      const room = rate
+        ? { text: ` WHERE (SELECT COUNT(*) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "rateKey" = ? AND "createdAt" > ?::timestamp(3)) < ?`, params: [tenantId, run.jobId, run.rateKey ?? null, rate.since, rate.limit] }
+        : { text: '', params: [] };
+      const created = { text: ` WHERE EXISTS (SELECT 1 FROM "Run" WHERE "tenantId" = ? AND "id" = ?)`, params: [tenantId, run.id] };
+      const statements = [
         sql.run(
-          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey", "expiresAt") ` +
-            `VALUES (?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?, ?, ?, ?::timestamp(3))`,
-          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null, run.expiresAt ?? null],
+          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey", "expiresAt", "rateKey") ` +
+            `SELECT ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?::int, ?, ?, ?::timestamp(3), ?${room.text}`,
+          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null, run.expiresAt ?? null, run.rateKey ?? null, ...room.params],
         ),
-        sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e`, [run.id, tenantId, run.id, now, ...rows.params]),
+        sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e${created.text}`, [run.id, tenantId, run.id, now, ...rows.params, ...created.params]),
         ...(invocation
           ? [
-              sql.run(`INSERT INTO "Invocation" ("id", "tenantId", "jobId", "runId", "idempotencyKey", "requestHash", "createdAt", "expiresAt") VALUES (?, ?, ?, ?, ?, ?, ?::timestamp(3), ?::timestamp(3))`, [
+              sql.run(`INSERT INTO "Invocation" ("id", "tenantId", "jobId", "runId", "idempotencyKey", "requestHash", "createdAt", "expiresAt") SELECT ?, ?, ?, ?, ?, ?, ?::timestamp(3), ?::timestamp(3)${created.text}`, [
                 invocation.id,
                 tenantId,
                 run.jobId,
@@ -113,11 +129,25 @@ export function createRunsRepo(db: TenantDb) {
                 invocation.requestHash,
                 now,
                 invocation.expiresAt,
+                ...created.params,
               ]),
             ]
           : []),
-      ]);
+      ];
+      if (rate && sql.dialect === 'postgresql') {
+        const [, inserted] = await sql.batch<number[]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${run.jobId}:rate:${run.rateKey}`]), ...statements]);
+        return inserted > 0;
+      }
+      const [inserted] = await sql.batch<number[]>(statements);
+      return inserted > 0;
     },
+
+    /**
+     * When the key's rate limit makes room again: the moment the `limit`-th newest of its runs created
+     * since `since` leaves the window (to which the caller adds the period).
+     */
+    rateRoomFrom: async (jobId: string, rateKey: string, limit: number, since: Date): Promise<Date | null> =>
+      (await db.run.findMany({ where: { jobId, rateKey, createdAt: { gt: since } }, orderBy: { createdAt: 'desc' }, skip: limit - 1, take: 1, select: { createdAt: true } }))[0]?.createdAt ?? null,
 
     findInvocation: (jobId: string, idempotencyKey: string) => db.invocation.findFirst({ where: { jobId, idempotencyKey } }),
     deleteInvocation: (id: string) => db.invocation.deleteMany({ where: { id } }),

@@ -4,9 +4,9 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { ttlMs, type FlowControl } from '../jobs/flow-control-fns';
+import { periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
-import { Conflict, NotFound } from '../lib/errors';
+import { Conflict, NotFound, RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
 import type { Logger } from '../lib/logger';
@@ -25,10 +25,21 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 
 const runNotFound = () => new NotFound('No such run.');
 
-/** The job's flow control over the run being created: its concurrency control with the run's key, and how long it may wait queued. */
-interface Flow {
-  concurrency: ReturnType<JobsService['concurrency']>;
-  ttlMs: number | null;
+/**
+ * The job's flow control over the run being created: its concurrency control and rate limit with the run's
+ * keys, how long the rate limit's window is, and how long the run may wait queued.
+ */
+type Flow = ReturnType<JobsService['flowKeys']> & { periodMs: number | null; ttlMs: number | null };
+
+/** Flow control did not create the run: the job's rate limit for its key is reached until `until`. */
+export class RunRateLimited extends RateLimited {
+  constructor(
+    readonly until: Date,
+    { limit, period }: { limit: number; period: string },
+    now: Date,
+  ) {
+    super((until.getTime() - now.getTime()) / 1000, `No run was started: the job's rate limit (${limit} per ${period} per key, flowControl.rateLimit) is reached until ${until.toISOString()}`);
+  }
 }
 
 /** Flow control did not create the run: its concurrency key is held (`onConflict: skip`). */
@@ -39,7 +50,9 @@ export class RunSkipped extends Conflict {
 }
 
 /** What a trigger's cause led to: a run, or flow control's decision not to start one. */
-export type TriggeredStart = { runId: string; flowControl?: undefined } | { runId: null; flowControl: { action: 'skipped' | 'key_error'; runId?: string; message: string } };
+export type TriggeredStart =
+  | { runId: string; flowControl?: undefined }
+  | { runId: null; flowControl: { action: 'skipped' | 'rate_limited' | 'key_error'; runId?: string; until?: string; message: string } };
 const STOPPED = 'The run was stopped.';
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
@@ -48,7 +61,7 @@ type Accepted = { status: 202; body: Invocation };
 type Started = Accepted | { status: 200; body: Invocation };
 
 export interface RunsDeps {
-  jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'concurrency'>;
+  jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'flowKeys'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
@@ -60,7 +73,10 @@ export interface RunsDeps {
 
 export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date() }: RunsDeps) {
   /** What the job's flow control makes of a run with `context` (throws InvalidConditions for a key that fails). */
-  const flowOf = (job: RenderedJob, context: Record<string, unknown>): Flow => ({ concurrency: jobs.concurrency(job, context), ttlMs: ttlMs(job.flowControl as FlowControl | null) });
+  const flowOf = (job: RenderedJob, context: Record<string, unknown>): Flow => {
+    const flowControl = job.flowControl as FlowControl | null;
+    return { ...jobs.flowKeys(job, context), periodMs: periodMs(flowControl), ttlMs: ttlMs(flowControl) };
+  };
 
   async function foundRun(repo: RunsRepo, runId: string) {
     const run = await repo.find(runId);
@@ -92,15 +108,22 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    * job's concurrency control the run takes its key, and what it finds there decides (`onArrival`): it may
    * not be created (RunSkipped), or supersede the key's older runs.
    */
-  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, ttlMs }: Flow) {
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, periodMs, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
     const arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
     if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
-    const expiresAt = ttlMs === null ? null : new Date(now().getTime() + ttlMs);
-    await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt }, invocation, trace);
+    const at = now();
+    const expiresAt = ttlMs === null ? null : new Date(at.getTime() + ttlMs);
+    // Without a key, the whole job is one key of its rate limit.
+    const rateKey = rateLimit ? (rateLimit.runKey ?? '~') : null;
+    const window = rateLimit && { limit: rateLimit.limit, since: new Date(at.getTime() - periodMs!) };
+    if (!(await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey }, invocation, trace, window))) {
+      const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window!.limit, window!.since);
+      throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, at);
+    }
     const tenantId = db.$tenant().id;
     notify(tenantId, 'queued', ids.id);
     for (const older of arrival?.supersede ?? []) {
@@ -182,9 +205,10 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     } catch (err) {
       if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
       // The same cause again answers the run it started, before flow control would look at it.
-      const first = (isUniqueViolation(err) || err instanceof RunSkipped) && (await createRunsRepo(db).findStarted(job.id, startKey));
+      const first = (isUniqueViolation(err) || err instanceof RunSkipped || err instanceof RunRateLimited) && (await createRunsRepo(db).findStarted(job.id, startKey));
       if (first) return { runId: first.id };
       if (err instanceof RunSkipped) return { runId: null, flowControl: { action: 'skipped', runId: err.holder, message: err.message } };
+      if (err instanceof RunRateLimited) return { runId: null, flowControl: { action: 'rate_limited', until: err.until.toISOString(), message: err.message } };
       throw err;
     }
   }

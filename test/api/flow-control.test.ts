@@ -217,3 +217,39 @@ describe('ttl', () => {
     expect((await api('GET', `/api/v1/runs?jobId=${job.id}&state=expired`)).body.map((run: { id: string }) => run.id)).toEqual([waiting]);
   });
 });
+
+describe('rateLimit', () => {
+  it('is checked at save: a period from a second to a day, a key that reads the run\'s context', async () => {
+    for (const rateLimit of [{ limit: 1, period: '25h' }, { limit: 0, period: '1m' }, { limit: 1, period: '1m', key: 'dta.repo' }]) {
+      expect((await api('POST', '/api/v1/jobs', { name: 'Rated', promptTemplate: 'x', flowControl: { rateLimit } })).status).toBe(400);
+    }
+  });
+
+  it('creates exactly `limit` runs per key in the window, even when asked at once, and answers 429 with Retry-After beyond', async () => {
+    const job = await createJob(app, bearer, { name: 'Capped', promptTemplate: 'x {{ data.repo }}', executionTargetId: 'local', concurrencyLimit: 10, flowControl: { rateLimit: { key: 'data.repo', limit: 5, period: '1h' } } });
+    const invoke = (repo: string) => api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { repo } });
+    const answers = await Promise.all(Array.from({ length: 12 }, () => invoke('widgets')));
+    expect(answers.filter((res) => res.status === 202)).toHaveLength(5);
+    const refused = answers.filter((res) => res.status === 429);
+    expect(refused).toHaveLength(7);
+    expect(refused[0].body.error.code).toBe('rate_limited');
+    expect(refused[0].body.error.message).toContain("the job's rate limit (5 per 1h per key, flowControl.rateLimit) is reached until");
+    const retryAfter = Number(refused[0].headers['retry-after']);
+    expect(retryAfter).toBeGreaterThan(3500);
+    expect(retryAfter).toBeLessThanOrEqual(3600);
+    // Another key has its own count; the runs refused were never created.
+    expect((await invoke('gadgets')).status).toBe(202);
+    expect((await jobSettled(app, bearer, job.id, 6)).length).toBe(6);
+  });
+
+  it('keeps a delivery from starting a run beyond it, saying until when', async () => {
+    const { job, push } = await prJob('Rated pushes', { rateLimit: { limit: 2, period: '10m' } });
+    const decisions = [];
+    for (const sha of ['r1', 'r2', 'r3']) decisions.push((await activity(await push(9, sha))).decisions.find((decision: { jobId: string }) => decision.jobId === job.id));
+    expect(decisions.map((decision) => Boolean(decision.runId))).toEqual([true, true, false]);
+    expect(decisions[2]).toMatchObject({ decision: 'match', runId: null, flowControl: { action: 'rate_limited', until: expect.stringMatching(/Z$/) } });
+    const until = new Date(decisions[2].flowControl.until).getTime() - Date.now();
+    expect(until).toBeGreaterThan(9 * 60_000);
+    expect(until).toBeLessThanOrEqual(10 * 60_000);
+  });
+});

@@ -62,3 +62,11 @@ onPostgres('a run stopped through one instance ends where the other executes it'
   await until('the agent to end', async () => processesOf(runId).length === 0, { tries: 200, everyMs: 25 });
   expect((await app.database.db.run.findUniqueOrThrow({ where: { id: runId } })).state).toBe('canceled');
 });
+
+onPostgres('a rate limit is counted exactly across instances: asked through both at once, `limit` runs are created', async () => {
+  const job = (await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'Rated on two', promptTemplate: 'x', executionTargetId: 'local', concurrencyLimit: 20, flowControl: { rateLimit: { limit: 7, period: '1h' } } } })).body;
+  const answers = await Promise.all(Array.from({ length: 30 }, (_, i) => call(i % 2 ? other : app, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers: bearer, body: {} })));
+  expect(answers.filter((res) => res.status === 202)).toHaveLength(7);
+  expect(answers.filter((res) => res.status === 429)).toHaveLength(23);
+  expect(await app.database.db.run.count({ where: { jobId: job.id } })).toBe(7);
+});

@@ -1,6 +1,6 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
-import { concurrencyKeyOf, durationMs, mergeFlowControl } from '../../src/jobs/flow-control-fns';
+import { durationMs, keyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
 import { onArrival } from '../../src/runs/runs-fns';
 import { compileCel } from '../../src/triggers/cel-fns';
 
@@ -31,8 +31,8 @@ describe('mergeFlowControl', () => {
   });
 });
 
-describe('concurrencyKeyOf', () => {
-  const key = (expression: string, context: Record<string, unknown>) => concurrencyKeyOf(compileCel(expression), context);
+describe('keyOf', () => {
+  const key = (expression: string, context: Record<string, unknown>) => keyOf('concurrency', compileCel(expression), context);
   it('gives equal keys for equal values, told apart by type', () => {
     expect(key('data.n', { data: { n: 7 } })).toEqual({ ok: true, key: '7' });
     expect(key('data.n', { data: { n: '7' } })).toEqual({ ok: true, key: '"7"' });
@@ -48,7 +48,7 @@ describe('concurrencyKeyOf', () => {
     expect(key('data.missing', { data: {} })).toEqual({ ok: false, error: expect.stringContaining('`flowControl.concurrency.key`') });
   });
   it('is null without a key: the whole job is one key', () => {
-    expect(concurrencyKeyOf(null, {})).toEqual({ ok: true, key: null });
+    expect(keyOf('rateLimit', null, {})).toEqual({ ok: true, key: null });
   });
 });
 
