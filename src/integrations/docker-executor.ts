@@ -115,15 +115,15 @@ export function createDockerExecutor({
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       const settings = await settingsOf(spec.tenantId, spec.targetId);
-      if (!settings) return failedAtStart('docker', 'The container could not be created: the execution target no longer exists.');
+      if (!settings) return failedAtStart('docker', 'The container could not be created: the execution target no longer exists.', 'setup');
       let container: Dockerode.Container;
       try {
         const image = await runnableImage(docker, settings.image, allowedImages);
-        if ('problem' in image) return failedAtStart('docker', image.problem);
+        if ('problem' in image) return failedAtStart('docker', image.problem, 'setup');
         const labels = { [LABELS.run]: spec.runId, [LABELS.tenant]: spec.tenantId, [LABELS.instance]: instanceId };
         container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings, env: runEnv(spec), labels, imageVolumes: image.volumes }));
       } catch (err) {
-        return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`);
+        return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`, 'infrastructure');
       }
       const containerId = container.id.slice(0, 12);
 
@@ -143,7 +143,7 @@ export function createDockerExecutor({
       } catch (err) {
         attached?.destroy();
         await removeContainer(docker, container.id).catch(() => {});
-        return failedAtStart('docker', `The container could not be started: ${messageOf(err)}`);
+        return failedAtStart('docker', `The container could not be started: ${messageOf(err)}`, 'infrastructure');
       }
       const socket = attached;
       socket.end(spec.prompt);
@@ -170,10 +170,10 @@ export function createDockerExecutor({
           (info) => (info.State.Status === 'removing' ? 'removed' : info.State),
           (err) => (statusOf(err) === 404 ? 'removed' : null),
         );
-        if (state === 'removed') return { state: 'failed', error: 'The container was removed while the agent was running.' };
+        if (state === 'removed') return { state: 'failed', error: 'The container was removed while the agent was running.', cause: 'infrastructure' };
         if (code === 0) return { state: 'succeeded', result: resultOf(output.last.stdout) };
-        if (state?.OOMKilled) return { state: 'failed', error: `The agent ran out of memory (${settings.memoryMb} MB).` };
-        return { state: 'failed', error: `The agent exited with code ${code}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}` };
+        if (state?.OOMKilled) return { state: 'failed', error: `The agent ran out of memory (${settings.memoryMb} MB).`, cause: 'agent' };
+        return { state: 'failed', error: `The agent exited with code ${code}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}`, cause: 'agent' };
       };
 
       const done = (async (): Promise<Outcome> => {
@@ -183,7 +183,7 @@ export function createDockerExecutor({
           await within(drained, DRAIN_MS);
           outcome = await exitOutcome(StatusCode);
         } catch (err) {
-          outcome = { state: 'failed', error: `The container was lost: ${messageOf(err)}` };
+          outcome = { state: 'failed', error: `The container was lost: ${messageOf(err)}`, cause: 'infrastructure' };
         } finally {
           clearTimeout(timer);
           clearTimeout(killer);

@@ -15,9 +15,17 @@ export interface RunSpec {
   env: Record<string, string>;
 }
 
+/**
+ * Why a run failed, as a retry tells them apart: the agent itself (`agent`), what runs it (`infrastructure`:
+ * a provider's error, a lost VM or container, a command that could not start), or a run that cannot be
+ * set up as it stands (`setup`: a target or image gone or refused), which trying again cannot mend.
+ */
+export type FailureCause = 'agent' | 'infrastructure' | 'setup';
+
 export type Outcome =
   | { state: 'succeeded'; result: Record<string, unknown> }
-  | { state: 'failed' | 'timed_out' | 'canceled'; error: string };
+  | { state: 'failed'; error: string; cause: FailureCause }
+  | { state: 'timed_out' | 'canceled'; error: string };
 
 export interface ExecutionEvents {
   /** A line of the agent's output. */
@@ -43,7 +51,7 @@ export const runVariables = (spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' |
 });
 
 /** An execution that never began: `done` is the failure that says why. */
-export const failedAtStart = (kind: string, error: string): Execution => ({ ref: `${kind}:none`, done: Promise.resolve({ state: 'failed', error }), stop: () => {} });
+export const failedAtStart = (kind: string, error: string, cause: FailureCause): Execution => ({ ref: `${kind}:none`, done: Promise.resolve({ state: 'failed', error, cause }), stop: () => {} });
 
 export interface Executor {
   start(spec: RunSpec, events: ExecutionEvents): Promise<Execution>;

@@ -56,7 +56,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         const why = await (problem ??= sandboxProblem(agent, bwrap));
         if (why) {
           problem = undefined;
-          return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`);
+          return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`, 'setup');
         }
       }
       const dir = await mkdtemp(path.join(tmpdir(), 'flows-run-'));
@@ -91,7 +91,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       const done = new Promise<Outcome>((resolve) => {
         child.on('error', (err) => {
           ending ??= null;
-          resolve({ state: 'failed', error: `The agent command could not be started: ${clip(err.message)}` });
+          resolve({ state: 'failed', error: `The agent command could not be started: ${clip(err.message)}`, cause: 'infrastructure' });
         });
         // The shell has exited: whatever it left running goes too. A sandbox stopped just after it was made
         // may have lost its link to bubblewrap (--die-with-parent is set a moment after the fork): found by its mark.
@@ -106,7 +106,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           if (ending === 'canceled') return resolve({ state: 'canceled', error: 'The run was stopped.' });
           if (code === 0) return resolve({ state: 'succeeded', result: resultOf(output.last.stdout) });
           const why = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
-          resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}` });
+          resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}`, cause: 'agent' });
         });
       });
       events.provisioning({ status: 'process_started', sandbox: sandboxed ? 'bubblewrap' : 'off' });

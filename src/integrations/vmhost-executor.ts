@@ -92,7 +92,7 @@ export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT
         const vm = await setup.vmhost.createVm({ name: `flows-${spec.runId}`, image: setup.target.image!, size: setup.target.size, region: setup.target.region });
         vmId = vm.id;
       } catch (err) {
-        return { ref: 'vmhost:none', done: Promise.resolve({ state: 'failed', error: `The VM could not be created: ${failureOf(err)}.` }), stop() {} };
+        return { ref: 'vmhost:none', done: Promise.resolve({ state: 'failed', error: `The VM could not be created: ${failureOf(err)}.`, cause: 'infrastructure' }), stop() {} };
       }
       const { vmhost, agent, connection } = setup;
       events.provisioning({ status: 'vm_requested', vmId });
@@ -119,11 +119,11 @@ export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT
               after = Math.max(after, line.seq);
             }
             if (out.state === 'succeeded') return { state: 'succeeded', result: out.result && typeof out.result === 'object' ? out.result : {} };
-            if (out.state === 'failed') return { state: 'failed', error: `The agent failed${out.error ? `: ${clip(out.error)}` : '.'}` };
+            if (out.state === 'failed') return { state: 'failed', error: `The agent failed${out.error ? `: ${clip(out.error)}` : '.'}`, cause: 'agent' };
             await sleep(timing.pollMs);
           }
         } catch (err) {
-          if (!ending) return { state: 'failed', error: `The run failed on the VM host: ${failureOf(err)}.` };
+          if (!ending) return { state: 'failed', error: `The run failed on the VM host: ${failureOf(err)}.`, cause: 'infrastructure' };
         } finally {
           // Every path ends here: the VM goes, whatever happened to the agent.
           await destroy(vmhost, vmId, events);

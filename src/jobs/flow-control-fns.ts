@@ -60,6 +60,8 @@ export const periodMs = (flowControl: FlowControl | null | undefined): number | 
 export function flowControlProblems(flowControl: FlowControl, { roots, from }: { roots: string[]; from: string }): string[] {
   checkDuration('flowControl.ttl', flowControl.ttl, RANGES.ttl);
   checkDuration('flowControl.rateLimit.period', flowControl.rateLimit?.period, RANGES.period);
+  checkDuration('flowControl.retry.backoff.initial', flowControl.retry?.backoff?.initial, RANGES.period);
+  checkDuration('flowControl.retry.backoff.max', flowControl.retry?.backoff?.max, RANGES.period);
   return KEYED_PARTS.flatMap((part) => {
     const key = flowControl[part]?.key;
     if (key === undefined) return [];

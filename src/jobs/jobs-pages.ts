@@ -245,6 +245,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Runs at once', html`${job.concurrencyLimit}`],
       ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),
       ...(job.flowControl.rateLimit ? [['Rate limit', rateText(job.flowControl.rateLimit)] as [string, Html]] : []),
+      ...(job.flowControl.retry ? [['Retries', html`up to ${job.flowControl.retry.maxAttempts} attempts on ${job.flowControl.retry.on.join(', ')}`] as [string, Html]] : []),
       ...(job.flowControl.ttl ? [['Longest wait', html`${job.flowControl.ttl}: a run still queued then ends <code>expired</code>`] as [string, Html]] : []),
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],

@@ -13,8 +13,8 @@ import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
 import type { SecretsService } from '../secrets/secrets-service';
 import { createMasker, type Masker } from './masking-fns';
-import { canTransition, isTerminal, type RunState } from './runs-fns';
-import { createRunsRepo, type RunsRepo, type TraceEntry } from './runs-repo';
+import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
+import { createRunsRepo, type Claimed, type RunsRepo, type TraceEntry } from './runs-repo';
 import type { RunsSweeps } from './runs-sweeps';
 
 export interface RunnerDeps {
@@ -33,6 +33,13 @@ export interface RunnerDeps {
   announceStop?(runId: string): void;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
+}
+
+/** What deciding on another attempt needs: the job, the attempt that ended, the job's retry policy. */
+interface Tries {
+  jobId: string;
+  attempt: number;
+  retry: FlowControl['retry'];
 }
 
 const FLUSH_EVERY_MS = 200;
@@ -114,13 +121,15 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
 
   /**
    * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
-   * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read.
+   * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read. An
+   * outcome the job's retry policy tries again queues the run for its next attempt instead.
    */
-  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState) {
+  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries) {
     const repo = createRunsRepo(db);
     for (let attempt = 0; attempt < 3; attempt++) {
       const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
       if (!from || isTerminal(from)) return;
+      if (from !== 'canceling' && (await retried(db, runId, from, outcome, tries))) return;
       let to: RunState = from === 'canceling' ? 'canceled' : outcome.state;
       let error = outcome.state === 'succeeded' ? undefined : outcome.error;
       if (!canTransition(from, to)) {
@@ -138,6 +147,23 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
+  /**
+   * Queues the run again when the job's retry policy tries `outcome` again: its trace says which attempt
+   * ended how, and when the next starts; dispatch comes then. False when it is not tried again.
+   */
+  async function retried(db: TenantDb, runId: string, from: RunState, outcome: Outcome, { jobId, attempt, retry }: Tries): Promise<boolean> {
+    const next = retryDelayMs(retry, attempt, outcome);
+    if (!next || outcome.state === 'succeeded') return false;
+    const after = `${Math.round(next.delayMs / 100) / 10} s`;
+    const trace: TraceEntry[] = [
+      { type: 'error', data: { message: outcome.error, attempt } },
+      { type: 'flow_control', data: { action: 'retry', attempt: attempt + 1, after, because: next.because } },
+    ];
+    if (!(await createRunsRepo(db).requeue(runId, from, { attempt: attempt + 1, notBefore: new Date(Date.now() + next.delayMs) }, trace))) return false;
+    dispatch(db.$tenant().id, jobId, next.delayMs);
+    return true;
+  }
+
   /** The outcome is kept until the database takes it: while the database is unavailable, the write is tried again. */
   async function finishSurely(...args: Parameters<typeof finish>) {
     for (let pause = 500; ; pause = Math.min(pause * 2, 10_000)) {
@@ -151,10 +177,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
-  async function execute(db: TenantDb, job: JobRow, run: { id: string; prompt: string }) {
+  async function execute(db: TenantDb, job: JobRow, run: Claimed) {
     const tenantId = db.$tenant().id;
     const repo = createRunsRepo(db);
     const runId = run.id;
+    const tries: Tries = { jobId: job.id, attempt: run.attempt, retry: (job.flowControl as FlowControl | null)?.retry };
     let state: RunState = 'starting';
     executing++;
     try {
@@ -164,12 +191,12 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         const error = !target
           ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
           : `Execution targets of kind ${target.kind} are not available on this server.`;
-        await finishSurely(db, runId, { state: 'failed', error }, state);
+        await finishSurely(db, runId, { state: 'failed', error, cause: 'setup' }, state, tries);
         return;
       }
       const env = await runEnv(secrets, db, (job.env ?? {}) as JobEnv);
       if ('missing' in env) {
-        await finishSurely(db, runId, { state: 'failed', error: env.missing }, state);
+        await finishSurely(db, runId, { state: 'failed', error: env.missing, cause: 'setup' }, state, tries);
         return;
       }
       const trace = traceWriter(repo, runId, logger);
@@ -188,11 +215,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const outcome = events.outcome(await execution.done);
       events.end();
       await trace.flush();
-      await finishSurely(db, runId, outcome, state);
+      await finishSurely(db, runId, outcome, state, tries);
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
       executions.get(runId)?.stop();
-      await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).' }, state).catch(() => {});
+      await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).', cause: 'infrastructure' }, state, tries).catch(() => {});
     } finally {
       executions.delete(runId);
       executing--;
@@ -253,8 +280,13 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const orphans = await sweeps.orphaned({ othersGone });
       for (const run of orphans) {
         if (run.executorRef) await executors[run.executorRef.split(':')[0] as keyof typeof executors]?.reap(run.executorRef, run.id);
-        const repo = createRunsRepo(tenantDb(run.tenantId));
+        const db = tenantDb(run.tenantId);
+        const repo = createRunsRepo(db);
         const to = run.state === 'canceling' ? 'canceled' : 'failed';
+        // A run its instance lost is an infrastructure failure: the job's retry policy may try it again.
+        const retry = to === 'failed' ? ((await jobs.settings(db, run.jobId))?.flowControl as FlowControl | null)?.retry : undefined;
+        const lost: Outcome = { state: 'failed', error: INTERRUPTED, cause: 'infrastructure' };
+        if (retry && (await retried(db, run.id, run.state, lost, { jobId: run.jobId, attempt: run.attempt, retry }))) continue;
         const moved =
           to === 'canceled'
             ? await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' })

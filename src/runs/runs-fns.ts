@@ -1,14 +1,17 @@
 // The run lifecycle as data: which state may follow which, and what a move changes. Every state change goes
 // through `transition`, and every write of one is guarded by the state it moves from.
 import type { components } from '../../generated/openapi';
+import type { FailureCause } from '../integrations/executor';
+import { durationMs } from '../jobs/flow-control-fns';
 
 export type RunState = components['schemas']['RunState'];
 export type RunView = components['schemas']['Run'];
 
 const NEXT: Record<RunState, readonly RunState[]> = {
   queued: ['starting', 'canceling', 'expired'],
-  starting: ['running', 'failed', 'timed_out', 'canceling'],
-  running: ['succeeded', 'failed', 'timed_out', 'canceling'],
+  // Back to `queued`: a new attempt (flowControl.retry).
+  starting: ['running', 'failed', 'timed_out', 'canceling', 'queued'],
+  running: ['succeeded', 'failed', 'timed_out', 'canceling', 'queued'],
   canceling: ['canceled'],
   succeeded: [],
   failed: [],
@@ -40,6 +43,21 @@ export function onArrival(
   // The newest win: the new run and the newest `limit - 1` of the others keep the key's places.
   const superseded = onConflict === 'cancel-running' ? unfinished.slice(0, Math.max(0, unfinished.length - (limit - 1))) : [];
   return { skippedFor: null, supersede: superseded.map((run) => run.id) };
+}
+
+type Retry = components['schemas']['RetryControl'];
+
+const BACKOFF = { initial: '10s', factor: 2, max: '10m' } as const;
+
+/**
+ * How long to wait before trying the run again after attempt `attempt` ended in `outcome`, under the job's
+ * retry policy; null when it is not tried again (no policy, a class it leaves out, the attempts used up).
+ */
+export function retryDelayMs(retry: Retry | undefined, attempt: number, outcome: { state: string; cause?: FailureCause }): { delayMs: number; because: Retry['on'][number] } | null {
+  const because = outcome.state === 'timed_out' ? 'timed_out' : outcome.state !== 'failed' ? null : outcome.cause === 'agent' ? 'failed' : outcome.cause === 'infrastructure' ? 'infrastructure' : null;
+  if (!retry || !because || !retry.on.includes(because) || attempt >= retry.maxAttempts) return null;
+  const { initial, factor, max } = { ...BACKOFF, ...retry.backoff };
+  return { delayMs: Math.min(durationMs(max)!, durationMs(initial)! * factor ** (attempt - 1)), because };
 }
 
 export class IllegalTransition extends Error {
@@ -85,6 +103,7 @@ interface RunRow {
   finishedAt: Date | null;
   replayOf: string | null;
   startKey: string | null;
+  attempt: number;
 }
 
 /** What the cause in a triggered run's start key (`<type>:<trigger>:<cause>`) names, by the trigger's type. */
@@ -112,5 +131,6 @@ export function runView(run: RunRow): RunView {
     startedAt: run.startedAt?.toISOString() ?? null,
     finishedAt: run.finishedAt?.toISOString() ?? null,
     replayOf: run.replayOf,
+    attempt: run.attempt,
   };
 }

@@ -95,6 +95,7 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
     const details: [string, Html][] = [
       ['Job', jobLink(run.jobId)],
       ['State', html`<strong id="run-state">${run.state}</strong>${actions(run)}`],
+      ...(run.attempt > 1 ? [['Attempt', html`${run.attempt} (the job's retry policy tried it again; the trace marks each attempt)`] as [string, Html]] : []),
       ['Started by', html`${causeText(run)}${run.trigger.id ? html` (trigger <code>${run.trigger.id}</code>)` : null}${run.replayOf ? html`, replaying <a href="/console/runs/${encodeURIComponent(run.replayOf)}">${run.replayOf}</a>` : null}`],
       ['Created', time(run.createdAt)],
       ['Started', time(run.startedAt)],

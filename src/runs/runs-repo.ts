@@ -50,6 +50,13 @@ export interface RunFilter {
   triggerType?: string;
 }
 
+/** A run dispatch started: what executing it needs. */
+export interface Claimed {
+  id: string;
+  prompt: string;
+  attempt: number;
+}
+
 /** What a move may also set. */
 export interface MoveExtra {
   result?: Record<string, unknown>;
@@ -182,32 +189,47 @@ export function createRunsRepo(db: TenantDb) {
     append: (runId: string, entries: TraceEntry[]) => write(runId, entries, null, null),
 
     /**
+     * Queues the run again for attempt `attempt`, startable from `notBefore` (recording why in its trace);
+     * false when it was not in `from`. What its last attempt held (start, claim, executor) is cleared.
+     */
+    requeue(id: string, from: RunState, { attempt, notBefore }: { attempt: number; notBefore: Date }, trace: TraceEntry[]): Promise<boolean> {
+      transition(from, 'queued');
+      const set = {
+        text: `"state" = 'queued', "updatedAt" = ?::timestamp(3), "attempt" = ?, "notBefore" = ?::timestamp(3), "startedAt" = NULL, "expiresAt" = NULL, "claim" = NULL, "ownerId" = NULL, "executorRef" = NULL`,
+        params: [new Date(), attempt, notBefore],
+      };
+      return write(id, [...trace, { type: 'state_changed', data: { from, to: 'queued' } }], set, from);
+    },
+
+    /**
      * Starts the oldest queued runs of the job while fewer than `limit` are active (`starting`, with their
      * trace event), marked with `claim` and `ownerId`; answers them. One batch; on PostgreSQL it first takes
      * a lock of the job's for the transaction, so that two instances never fill the same slot. The outer
      * `state` test is checked again on a row another transaction changed meanwhile (a stop), the subquery is not.
      */
-    async claim(jobId: string, { limit, keyLimit = null, expiring = false }: { limit: number; keyLimit?: number | null; expiring?: boolean }, claim: string, ownerId: string): Promise<{ id: string; prompt: string }[]> {
+    async claim(jobId: string, { limit, keyLimit = null, expiring = false }: { limit: number; keyLimit?: number | null; expiring?: boolean }, claim: string, ownerId: string): Promise<Claimed[]> {
       const now = new Date();
       // While the job has a ttl, a run whose time in the queue is over is not started (dispatch ends it,
       // `overdue`); without one (any more), every queued run may start.
       const fresh = (alias: string) => (expiring ? { text: ` AND (${alias}"expiresAt" IS NULL OR ${alias}"expiresAt" > ?::timestamp(3))`, params: [now] } : { text: '', params: [] });
       // With a key's limit, a queued run is due while its key has room: the runs of its key queued before
       // it and those of its key active stay under `keyLimit` (a key at its limit holds back only its own).
+      // A run queued again for a new attempt waits for its backoff (`notBefore`).
+      const ready = (alias: string) => ({ text: `${fresh(alias).text} AND (${alias}"notBefore" IS NULL OR ${alias}"notBefore" <= ?::timestamp(3))`, params: [...fresh(alias).params, now] });
       const due =
         keyLimit === null
-          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${fresh('').text}`, params: [tenantId, jobId, ...fresh('').params] }
+          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${ready('').text}`, params: [tenantId, jobId, ...ready('').params] }
           : {
               text:
                 `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
                 `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${ACTIVE}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
-                `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${fresh('q.').text}) AS "ranked" WHERE "place" <= ?`,
-              params: [tenantId, jobId, ...fresh('q.').params, keyLimit],
+                `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${ready('q.').text}) AS "ranked" WHERE "place" <= ?`,
+              params: [tenantId, jobId, ...ready('q.').params, keyLimit],
             };
-      const claimed = sql.query<{ id: string; prompt: string }>(
+      const claimed = sql.query<Claimed>(
         `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
           `WHERE "tenantId" = ? AND "state" = 'queued' AND "id" IN (${due.text} ORDER BY "id" ` +
-          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt"`,
+          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt", "attempt"`,
         [now, now, claim, ownerId, tenantId, ...due.params, limit, tenantId, jobId],
       );
       const traced = sql.run(
@@ -216,11 +238,12 @@ export function createRunsRepo(db: TenantDb) {
         [now, { json: { from: 'queued', to: 'starting' } }, tenantId, jobId, claim],
       );
       if (sql.dialect === 'postgresql') {
-        const [, runs] = await sql.batch<[number, { id: string; prompt: string }[], number]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]), claimed, traced]);
-        return runs;
+        const [, runs] = await sql.batch<[number, Claimed[], number]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]), claimed, traced]);
+        return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
       }
-      const [runs] = await sql.batch<[{ id: string; prompt: string }[], number]>([claimed, traced]);
-      return runs;
+      const [runs] = await sql.batch<[Claimed[], number]>([claimed, traced]);
+      // SQLite answers integers as bigints through the raw query.
+      return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
     },
 
     /** The job's queued runs whose time in the queue is over. */

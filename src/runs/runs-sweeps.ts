@@ -11,6 +11,7 @@ export interface UnfinishedRun {
   jobId: string;
   state: RunState;
   executorRef: string | null;
+  attempt: number;
 }
 
 /** Most orphaned runs ended per sweep: the next sweep takes the rest. */
@@ -64,7 +65,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
       const owners = [instanceId, ...live.map((instance) => instance.id)];
       const runs = await db.run.findMany({
         where: { state: { in: ACTIVE_STATES }, OR: [{ ownerId: null }, { ownerId: { notIn: owners } }] },
-        select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true },
+        select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true, attempt: true },
         orderBy: { id: 'asc' },
         take: ORPHANS_PER_SWEEP,
       });

@@ -95,7 +95,7 @@ describe('a run in a container', () => {
 
   it('fails on a non-zero exit, with the code and the last error line', async () => {
     const run = await startRun({ command: 'echo working; echo "bad things happened" >&2; exit 3' });
-    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent exited with code 3: bad things happened' });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent exited with code 3: bad things happened', cause: 'agent' });
     // stdout and stderr are separate pipes: each keeps its order, but nothing orders one against the other.
     expect(run.lines).toHaveLength(2);
     expect(run.lines).toEqual(expect.arrayContaining([
@@ -108,7 +108,7 @@ describe('a run in a container', () => {
   it('fails as out of memory when the agent goes over its memory limit', async () => {
     // /tmp is memory: filling it beyond the limit has the kernel kill the agent.
     const run = await startRun({ command: 'echo filling; head -c 64m /dev/zero > /tmp/fill; echo survived', memoryMb: 16 });
-    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent ran out of memory (16 MB).' });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The agent ran out of memory (16 MB).', cause: 'agent' });
     expect(run.stdout()).toEqual(['filling']);
   });
 
@@ -211,7 +211,7 @@ describe('images', () => {
   it('fails a run on an image outside the allowlist, without a container', async () => {
     const run = await startRun({ image: 'docker.io/library/alpine:3' });
     expect(run.execution.ref).toBe('docker:none');
-    expect(await run.execution.done).toEqual({ state: 'failed', error: "The operator's FLOWS_DOCKER_IMAGES does not allow the image docker.io/library/alpine:3." });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: "The operator's FLOWS_DOCKER_IMAGES does not allow the image docker.io/library/alpine:3.", cause: 'setup' });
     expect(run.provisioning).toEqual([]);
     expect((await executor.containers()).map((container) => container.runId)).not.toContain(run.runId);
   });
@@ -242,7 +242,7 @@ describe('images', () => {
       { tenantId: TENANT, targetId: 'target_gone', runId: `run_${process.pid}_gone`, jobSlug: 'docker-job', prompt: 'x', model: null, effort: null, timeoutSeconds: 5, env: {} },
       { output: (_stream, text) => lines.push(text), provisioning: () => lines.push('provisioning') },
     );
-    expect(await execution.done).toEqual({ state: 'failed', error: 'The container could not be created: the execution target no longer exists.' });
+    expect(await execution.done).toEqual({ state: 'failed', error: 'The container could not be created: the execution target no longer exists.', cause: 'setup' });
     expect(lines).toEqual([]);
   });
 });
@@ -257,7 +257,7 @@ describe('after a crash', () => {
 
     await executor.reap(run.execution.ref, run.runId);
     expect(await inspectStatus(run.containerId)).toBe(404);
-    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.' });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.', cause: 'infrastructure' });
     // Nothing left to reap: no error.
     await executor.reap(run.execution.ref, run.runId);
     await executor.reap('docker:none', run.runId);
@@ -271,7 +271,7 @@ describe('after a crash', () => {
     await executor.remove(run.containerId);
     expect(await inspectStatus(run.containerId)).toBe(404);
     await executor.remove(run.containerId); // gone already: no error
-    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.' });
+    expect(await run.execution.done).toEqual({ state: 'failed', error: 'The container was removed while the agent was running.', cause: 'infrastructure' });
     expect((await executor.containers()).map((container) => container.id)).not.toContain(run.containerId);
   });
 });

@@ -4,33 +4,40 @@
 // per key, and a key that cannot be worked out failing closed.
 import request from 'supertest';
 import { agentCommand } from '../support/agent';
+import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
 import { createJob, githubDelivery, jobSettled, runSettled } from '../support/kit';
 import { until } from '../support/until';
 
-// `slow` prompts take three seconds, the others a moment.
+// `slow` prompts take three seconds, `fail` ones fail, the others take a moment.
 const AGENT = `prompt=$(cat)
 case "$prompt" in
   slow*) echo "working on $prompt" ; sleep 3 ;;
+  fail*) echo "cannot do $prompt" >&2 ; exit 3 ;;
   *) echo "working on $prompt" ;;
 esac
 echo done
 `;
 
 let app: TestApp;
+let providers: FakeProviders;
 let bearer: Record<string, string>;
 let owner: TestOwner;
 let source: { id: string; signingSecret: string };
 
 beforeAll(async () => {
+  providers = await startFakeProviders();
   app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60, sandbox: 'off' }, rateLimits: { api: 0, apiAddress: 0 } });
   owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
 });
-afterAll(() => app.close());
+afterAll(async () => {
+  await app.close();
+  await providers.close();
+});
 
 const api = (method: string, path: string, body?: unknown) => call(app, method, path, { headers: bearer, body });
 
@@ -251,5 +258,50 @@ describe('rateLimit', () => {
     const until = new Date(decisions[2].flowControl.until).getTime() - Date.now();
     expect(until).toBeGreaterThan(9 * 60_000);
     expect(until).toBeLessThanOrEqual(10 * 60_000);
+  });
+});
+
+describe('retry', () => {
+  const at = (event: { at: string }) => new Date(event.at).getTime();
+  const fullTrace = async (runId: string) => (await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; at: string; data: any }[];
+
+  it('tries a run whose agent failed again, as attempts of the same run, waiting the backoff between them', async () => {
+    const job = await createJob(app, bearer, { name: 'Tries', promptTemplate: 'fail {{ data.n }}', executionTargetId: 'local', flowControl: { retry: { maxAttempts: 3, on: ['failed'], backoff: { initial: '1s', factor: 2, max: '10s' } } } });
+    const runId = (await api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { n: 1 } })).body.runId;
+    const run = await runSettled(app, bearer, runId);
+    expect(run).toMatchObject({ state: 'failed', attempt: 3, error: expect.stringContaining('exited with code 3') });
+    expect((await api('GET', `/api/v1/runs?jobId=${job.id}`)).body).toHaveLength(1); // one run, three attempts
+    const trace = await fullTrace(runId);
+    const retries = trace.filter((event) => event.type === 'flow_control');
+    expect(retries.map((event) => event.data)).toEqual([
+      { action: 'retry', attempt: 2, after: '1 s', because: 'failed' },
+      { action: 'retry', attempt: 3, after: '2 s', because: 'failed' },
+    ]);
+    // Each new attempt started no sooner than its backoff after the retry was decided.
+    const starts = trace.filter((event) => event.type === 'state_changed' && event.data.to === 'starting');
+    expect(starts).toHaveLength(3);
+    expect(at(starts[1]) - at(retries[0])).toBeGreaterThanOrEqual(1000);
+    expect(at(starts[2]) - at(retries[1])).toBeGreaterThanOrEqual(2000);
+    expect(trace.filter((event) => event.type === 'error').map((event) => event.data.attempt)).toEqual([1, 2, undefined]);
+  });
+
+  it('leaves the classes it was not given alone', async () => {
+    const job = await createJob(app, bearer, { name: 'Infra only', promptTemplate: 'fail {{ data.n }}', executionTargetId: 'local', flowControl: { retry: { maxAttempts: 3, on: ['infrastructure'] } } });
+    const run = await runSettled(app, bearer, (await api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { n: 2 } })).body.runId);
+    expect(run).toMatchObject({ state: 'failed', attempt: 1 });
+  });
+
+  it('tries again when the VM host failed, and the next attempt succeeds', async () => {
+    const connectionId = (await api('POST', '/api/v1/vmhost-connections', { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url })).body.id;
+    const targetId = (await api('POST', '/api/v1/execution-targets', { name: 'Fake VM', connectionId, image: 'agent-runner' })).body.id;
+    await api('PUT', '/api/v1/integrations/agent-integration', { accessToken: AGENT_TOKEN, project: 'acme', connectionId, apiBaseUrl: providers.url });
+    const job = await createJob(app, bearer, { name: 'On a flaky host', promptTemplate: 'Fix it', executionTargetId: targetId, flowControl: { retry: { maxAttempts: 2, on: ['infrastructure'], backoff: { initial: '1s' } } } });
+    providers.knobs.fail.create = { with: 503, times: 1 };
+    const run = await runSettled(app, bearer, (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId);
+    expect(run).toMatchObject({ state: 'succeeded', attempt: 2 });
+    const trace = await fullTrace(run.id);
+    expect(trace.find((event) => event.type === 'error')?.data).toEqual({ message: expect.stringContaining('The VM could not be created'), attempt: 1 });
+    expect(trace.find((event) => event.type === 'flow_control')?.data).toEqual({ action: 'retry', attempt: 2, after: '1 s', because: 'infrastructure' });
+    providers.reset();
   });
 });

@@ -113,7 +113,7 @@ describe('a machine where no sandbox can be made', () => {
       { output: () => {}, provisioning: () => {} },
     );
     const outcome = await execution.done;
-    expect(outcome).toEqual({ state: 'failed', error: expect.stringContaining('apt-get install bubblewrap') });
+    expect(outcome).toEqual({ state: 'failed', error: expect.stringContaining('apt-get install bubblewrap'), cause: 'setup' });
     expect((outcome as { error: string }).error).toContain('FLOWS_LOCAL_AGENT_SANDBOX=off');
     expect(() => readFileSync(marker)).toThrow();
   });

@@ -1,7 +1,7 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
 import { durationMs, keyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
-import { onArrival } from '../../src/runs/runs-fns';
+import { onArrival, retryDelayMs } from '../../src/runs/runs-fns';
 import { compileCel } from '../../src/triggers/cel-fns';
 
 const runs = (...ids: string[]) => ids.map((id) => ({ id }));
@@ -63,5 +63,26 @@ describe('durationMs', () => {
   });
   it('refuses what is not one', () => {
     for (const text of ['P', 'PT', 'P1DT', '5', 'm5', '1w', 'PT1.5S']) expect([text, durationMs(text)]).toEqual([text, null]);
+  });
+});
+
+describe('retryDelayMs', () => {
+  const retry = { maxAttempts: 4, on: ['infrastructure', 'timed_out'] as ('infrastructure' | 'timed_out' | 'failed')[], backoff: { initial: '10s', factor: 3, max: '1m' } };
+  it('waits the backoff, growing by the factor, capped', () => {
+    const infra = { state: 'failed', cause: 'infrastructure' as const };
+    expect([1, 2, 3].map((attempt) => retryDelayMs(retry, attempt, infra)?.delayMs)).toEqual([10_000, 30_000, 60_000]);
+    expect(retryDelayMs(retry, 4, infra)).toBeNull(); // the attempts are used up
+  });
+  it('tries again only the classes given; a run that cannot be set up, or was stopped, never', () => {
+    expect(retryDelayMs(retry, 1, { state: 'timed_out' })).toEqual({ delayMs: 10_000, because: 'timed_out' });
+    expect(retryDelayMs(retry, 1, { state: 'failed', cause: 'agent' })).toBeNull();
+    expect(retryDelayMs({ ...retry, on: ['failed'] }, 1, { state: 'failed', cause: 'agent' })).toEqual({ delayMs: 10_000, because: 'failed' });
+    expect(retryDelayMs({ ...retry, on: ['failed', 'infrastructure'] }, 1, { state: 'failed', cause: 'setup' })).toBeNull();
+    expect(retryDelayMs(retry, 1, { state: 'canceled' })).toBeNull();
+    expect(retryDelayMs(undefined, 1, { state: 'timed_out' })).toBeNull();
+  });
+  it('defaults to 10 s, doubling, at most 10 min', () => {
+    const plain = { maxAttempts: 10, on: ['failed' as const] };
+    expect([1, 2, 7, 9].map((attempt) => retryDelayMs(plain, attempt, { state: 'failed', cause: 'agent' })?.delayMs)).toEqual([10_000, 20_000, 600_000, 600_000]);
   });
 });

@@ -7,7 +7,7 @@ import { bold, dim, state } from '../output';
 
 const showRun = ({ print }: CommandContext, run: Run) =>
   print.value(run, () => {
-    print.line(`${bold(run.name)} ${dim(run.id)} is ${state(run.state)}`);
+    print.line(`${bold(run.name)} ${dim(run.id)} is ${state(run.state)}${run.attempt > 1 ? ` (attempt ${run.attempt})` : ''}`);
     print.line(`job: ${run.jobId}  trigger: ${run.trigger.type}  created: ${run.createdAt}${run.finishedAt ? `  finished: ${run.finishedAt}` : ''}`);
     if (run.error) print.line(`error: ${run.error}`);
     if (run.result) print.line(`result: ${JSON.stringify(run.result)}`);

@@ -1138,6 +1138,7 @@ export interface components {
          *     queued → starting → running → succeeded | failed | timed_out
          *     queued | starting | running → canceling → canceled      (after POST /runs/{runId}/stop)
          *     queued → expired                                          (not started within the job's flowControl.ttl)
+         *     starting | running → queued                               (tried again: the job's flowControl.retry)
          *     ```
          *
          *     - `queued`: accepted; waits for a free slot of the job's `concurrencyLimit`, in order of arrival.
@@ -1170,7 +1171,8 @@ export interface components {
          *       "createdAt": "2025-06-04T08:21:54Z",
          *       "startedAt": "2025-06-04T08:22:10Z",
          *       "finishedAt": "2025-06-04T08:31:45Z",
-         *       "replayOf": null
+         *       "replayOf": null,
+         *       "attempt": 1
          *     }
          */
         Run: {
@@ -1226,6 +1228,8 @@ export interface components {
              * @description When the run reached a terminal state; null until then.
              */
             finishedAt: string | null;
+            /** @description Which attempt of the run this is: 1, and one more each time the job's `flowControl.retry` tried it again. */
+            attempt: number;
             /** @description The run this run replays (`POST /api/v1/runs/{runId}/replay`); null otherwise. */
             replayOf: string | null;
         };
@@ -1859,12 +1863,48 @@ export interface components {
             /** @description A run still `queued` this long after it was created ends `expired` (within seconds), its trace saying so: a run nobody could start in time is often worse than none. 1 second to 7 days. */
             ttl?: components["schemas"]["FlowDuration"];
             rateLimit?: components["schemas"]["RateLimitControl"];
+            retry?: components["schemas"]["RetryControl"];
         };
         /** @description Changes to a job's flow control; a part sent as `null` is removed. */
         JobFlowControlUpdate: {
             concurrency?: components["schemas"]["ConcurrencyControl"] | null;
             ttl?: components["schemas"]["FlowDuration"] | null;
             rateLimit?: components["schemas"]["RateLimitControl"] | null;
+            retry?: components["schemas"]["RetryControl"] | null;
+        };
+        /**
+         * @description A run that ends in one of the classes of `on` is tried again, as a new attempt of the same run (its
+         *     `attempt` counts up; the trace marks each with a `flow_control` event `retry`): it goes back to
+         *     `queued`, and starts again after the backoff (`initial`, times `factor` for each attempt after the
+         *     second, at most `max`). The last attempt's outcome is the run's. Classes:
+         *     - `infrastructure`: the target or provider failed (connection refused, a 5xx, the VM never booted,
+         *       the container or VM was lost, the agent command could not be started);
+         *     - `timed_out`: the target's `timeoutSeconds` elapsed;
+         *     - `failed`: the agent exited with an error.
+         *     A run that cannot be started at all (no target, a secret gone) and a stopped run are never retried.
+         * @example {
+         *       "maxAttempts": 3,
+         *       "on": [
+         *         "infrastructure"
+         *       ],
+         *       "backoff": {
+         *         "initial": "30s",
+         *         "factor": 2,
+         *         "max": "10m"
+         *       }
+         *     }
+         */
+        RetryControl: {
+            /** @description Attempts in all, the first included. */
+            maxAttempts: number;
+            /** @description The outcomes that are tried again. */
+            on: ("infrastructure" | "timed_out" | "failed")[];
+            /** @description The wait before each new attempt. Default: 10 s, doubling, at most 10 min. */
+            backoff?: {
+                initial?: components["schemas"]["FlowDuration"];
+                factor?: number;
+                max?: components["schemas"]["FlowDuration"];
+            };
         };
         /**
          * @description At most `limit` runs created per value of `key` (a CEL expression over the run's context, as for
@@ -3378,7 +3418,8 @@ export interface components {
          *         "createdAt": "2025-06-04T08:21:54Z",
          *         "startedAt": "2025-06-04T08:22:10Z",
          *         "finishedAt": "2025-06-04T08:31:45Z",
-         *         "replayOf": null
+         *         "replayOf": null,
+         *         "attempt": 1
          *       }
          *     }
          */
@@ -5282,7 +5323,8 @@ export interface operations {
                      *         "createdAt": "2025-06-04T08:21:54Z",
                      *         "startedAt": "2025-06-04T08:22:10Z",
                      *         "finishedAt": "2025-06-04T08:31:45Z",
-                     *         "replayOf": null
+                     *         "replayOf": null,
+                     *         "attempt": 1
                      *       }
                      *     ]
                      */
@@ -5340,7 +5382,8 @@ export interface operations {
                      *       "createdAt": "2025-06-04T08:21:54Z",
                      *       "startedAt": "2025-06-04T08:22:10Z",
                      *       "finishedAt": "2025-06-04T08:31:45Z",
-                     *       "replayOf": null
+                     *       "replayOf": null,
+                     *       "attempt": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -5513,7 +5556,8 @@ export interface operations {
                      *       "createdAt": "2025-06-04T08:21:54Z",
                      *       "startedAt": "2025-06-04T08:22:10Z",
                      *       "finishedAt": null,
-                     *       "replayOf": null
+                     *       "replayOf": null,
+                     *       "attempt": 1
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];

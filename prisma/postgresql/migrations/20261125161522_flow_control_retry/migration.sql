@@ -1,0 +1,4 @@
+-- AlterTable
+ALTER TABLE "Run" ADD COLUMN     "attempt" INTEGER NOT NULL DEFAULT 1,
+ADD COLUMN     "notBefore" TIMESTAMP(3);
+
