@@ -71,6 +71,8 @@ export interface App {
   queue: Domains['queue'];
   /** This instance's heartbeat and the runs' sweeps across tenants. */
   sweeps: Domains['sweeps'];
+  /** Deletes what is older than the operator keeps. */
+  retention: Domains['retention'];
   jobs: Domains['jobs'];
   runner: Domains['runner'];
   scheduler: Domains['scheduler'];
@@ -175,5 +177,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
+  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
 }

@@ -40,6 +40,12 @@ export interface Config {
    * (FLOWS_INSTANCE_LAPSE_SECONDS); instances beat a third of it.
    */
   instanceLapseSeconds: number;
+  /**
+   * How long finished runs (with their traces), webhook activity and finished event deliveries are kept
+   * (FLOWS_RETENTION_DAYS), and how many finished runs per job at most (FLOWS_RETENTION_MAX_RUNS_PER_JOB);
+   * 0 keeps them all.
+   */
+  retention: { days: number; maxRunsPerJob: number };
 }
 
 export interface DockerHost {
@@ -223,5 +229,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     docker: dockerHost(env),
     allowPrivateNetwork: boolean(env, 'FLOWS_ALLOW_PRIVATE_NETWORK', false),
     instanceLapseSeconds: integer(env, 'FLOWS_INSTANCE_LAPSE_SECONDS', 30, 3, 3600),
+    retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

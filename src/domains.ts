@@ -30,7 +30,7 @@ import { createSecretsService } from './secrets/secrets-service';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
 import { createRunner } from './runs/runner';
-import { createRunsSweeps } from './runs/runs-sweeps';
+import { createRunsSweeps, type RunsSweeps } from './runs/runs-sweeps';
 import { runsHandlers } from './runs/runs-handlers';
 import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
@@ -153,6 +153,7 @@ export function createDomains({
   });
 
   const diagnostics = createDiagnosticsService({ box, outbound, timing: vmhostTiming });
+  const retention = createRetention({ config: config.retention, runs: sweeps, webhooks: webhooksSweeps(db), events: eventsSweeps(db) });
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
@@ -163,7 +164,37 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, queue, sweeps, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, intake: intakeRouter(webhooks) };
+  return { handlers, queue, sweeps, retention, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, intake: intakeRouter(webhooks) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;
+
+/** Most batches of each kind of record deleted per turn of pruning: a turn stays short, the next goes on. */
+const PRUNE_BATCHES = 20;
+
+/**
+ * What the operator keeps (FLOWS_RETENTION_DAYS, FLOWS_RETENTION_MAX_RUNS_PER_JOB): each turn deletes, in
+ * small batches, finished runs with their traces, webhook activity and finished event deliveries older than
+ * the days kept, and finished runs beyond a job's newest ones.
+ */
+function createRetention({ config, runs, webhooks, events }: { config: Config['retention']; runs: RunsSweeps; webhooks: ReturnType<typeof webhooksSweeps>; events: ReturnType<typeof eventsSweeps> }) {
+  const batches = async (prune: () => Promise<number>, size: number) => {
+    let removed = 0;
+    for (let turn = 0; turn < PRUNE_BATCHES; turn++) {
+      const count = await prune();
+      removed += count;
+      if (count < size) break;
+    }
+    return removed;
+  };
+  return {
+    async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number }> {
+      const before = config.days > 0 ? new Date(at.getTime() - config.days * 86_400_000) : null;
+      return {
+        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, budget: PRUNE_BATCHES }),
+        activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500) : 0,
+        deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500) : 0,
+      };
+    },
+  };
+}

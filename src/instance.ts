@@ -9,9 +9,12 @@ import { SWEEP_MS as EVENT_SWEEP_MS } from './events/events-service';
 import type { Logger } from './lib/logger';
 import { TICK_MS } from './runs/scheduler';
 
-type Background = Pick<App, 'queue' | 'sweeps' | 'runner' | 'scheduler' | 'events' | 'webhooks' | 'changes'>;
+type Background = Pick<App, 'queue' | 'sweeps' | 'retention' | 'runner' | 'scheduler' | 'events' | 'webhooks' | 'changes'>;
 
-export async function startBackground({ config, db, logger }: { config: Config; db: Db; logger: Logger }, { queue, sweeps, runner, scheduler, events, webhooks }: Background) {
+/** How often what is older than the operator keeps is pruned. */
+const RETENTION_MS = 60_000;
+
+export async function startBackground({ config, db, logger }: { config: Config; db: Db; logger: Logger }, { queue, sweeps, retention, runner, scheduler, events, webhooks }: Background) {
   // Beating before recovering: from now on the other instances leave this one's runs alone.
   await sweeps.join();
   // The embedded database serves one process: whatever another instance left active is over.
@@ -27,6 +30,10 @@ export async function startBackground({ config, db, logger }: { config: Config; 
     await sweeps.forgetLapsed();
   });
   queue.every('expired-records', SWEEP_INTERVAL_MS, async () => logger.debug(await sweepExpired(db), 'swept expired records'));
+  queue.every('retention', RETENTION_MS, async () => {
+    const pruned = await retention.prune();
+    if (pruned.runs || pruned.activity || pruned.deliveries) logger.info(pruned, 'pruned what is older than the retention settings keep');
+  });
 }
 
 /** No new work is taken, then this instance's runs end (failed as interrupted), then it leaves. */

@@ -3,7 +3,10 @@
 // with queued runs (whose dispatch may have gone with an instance).
 import type { Db } from '../db/client';
 import type { Logger } from '../lib/logger';
-import { ACTIVE_STATES, type RunState } from './runs-fns';
+import { ACTIVE_STATES, RUN_STATES, isTerminal, type RunState } from './runs-fns';
+
+/** States of runs not over: they and the runs they refer to are never pruned. */
+const UNFINISHED = RUN_STATES.filter((state) => !isTerminal(state));
 
 export interface UnfinishedRun {
   tenantId: string;
@@ -74,6 +77,61 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
 
     /** Forgets instances long gone (their runs were ended by `orphaned`'s callers). */
     forgetLapsed: () => db.instance.deleteMany({ where: { heartbeatAt: { lt: new Date(now().getTime() - 10 * lapseMs) } } }),
+
+    /**
+     * Deletes finished runs (and their traces) that finished before `before`, and those beyond the newest
+     * `maxPerJob` of their job, in batches of `batch` (each its own short statements), at most `budget`
+     * batches a call; never an unfinished run, nor one an unfinished run replays or was started by.
+     * Answers how many it deleted.
+     */
+    async pruneRuns({ before, maxPerJob, batch = 100, budget = 20 }: { before: Date | null; maxPerJob: number; batch?: number; budget?: number }): Promise<number> {
+      let removed = 0;
+      const drop = async (candidates: { id: string; tenantId: string }[]) => {
+        const ids = candidates.map((run) => run.id);
+        const keeping = new Set(
+          (
+            await db.run.findMany({
+              where: { state: { in: UNFINISHED }, OR: [{ replayOf: { in: ids } }, ...ids.map((id) => ({ triggerType: 'run', startKey: { endsWith: `:${id}` } }))] },
+              select: { replayOf: true, startKey: true },
+            })
+          ).flatMap((run) => [run.replayOf, run.startKey?.split(':').slice(2).join(':')]),
+        );
+        const gone = ids.filter((id) => !keeping.has(id));
+        if (!gone.length) return;
+        await db.runEvent.deleteMany({ where: { runId: { in: gone } } });
+        removed += (await db.run.deleteMany({ where: { id: { in: gone }, finishedAt: { not: null } } })).count;
+      };
+      // By age: oldest first, on past the ones kept.
+      let cursor: { finishedAt: Date; id: string } | null = null;
+      for (let turn = 0; before && turn < budget; turn++) {
+        const after: { finishedAt: Date; id: string } | null = cursor;
+        const candidates: { id: string; tenantId: string; finishedAt: Date | null }[] = await db.run.findMany({
+          where: { finishedAt: { lt: before }, ...(after && { OR: [{ finishedAt: { gt: after.finishedAt } }, { finishedAt: after.finishedAt, id: { gt: after.id } }] }) },
+          orderBy: [{ finishedAt: 'asc' }, { id: 'asc' }],
+          take: batch,
+          select: { id: true, tenantId: true, finishedAt: true },
+        });
+        if (!candidates.length) break;
+        await drop(candidates);
+        const last = candidates[candidates.length - 1];
+        cursor = { finishedAt: last.finishedAt!, id: last.id };
+        if (candidates.length < batch) break;
+      }
+      // By count: the finished runs of a job older than its newest `maxPerJob` runs.
+      if (maxPerJob > 0) {
+        const crowded = await db.run.groupBy({ by: ['tenantId', 'jobId'], _count: { _all: true }, having: { id: { _count: { gt: maxPerJob } } } });
+        for (const { tenantId, jobId } of crowded) {
+          const [edge] = await db.run.findMany({ where: { tenantId, jobId }, orderBy: { id: 'desc' }, skip: maxPerJob, take: 1, select: { id: true } });
+          for (let turn = 0; edge && turn < budget; turn++) {
+            const candidates = await db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } });
+            const before = removed;
+            if (candidates.length) await drop(candidates);
+            if (candidates.length < batch || removed === before) break;
+          }
+        }
+      }
+      return removed;
+    },
 
     /** The jobs that have queued runs, across tenants. */
     queuedJobs: () => db.run.findMany({ where: { state: 'queued' }, distinct: ['tenantId', 'jobId'], select: { tenantId: true, jobId: true } }),

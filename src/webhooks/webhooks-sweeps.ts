@@ -3,6 +3,12 @@
 import type { Db } from '../db/client';
 
 export const webhooksSweeps = (db: Db) => ({
+  /** Deletes up to `batch` deliveries received before `before` (evaluated ones only); answers how many. */
+  pruneActivity: async (before: Date, batch = 500) => {
+    const ids = (await db.webhookActivity.findMany({ where: { receivedAt: { lt: before }, evaluatedAt: { not: null } }, orderBy: { receivedAt: 'asc' }, take: batch, select: { id: true } })).map((row) => row.id);
+    return ids.length ? (await db.webhookActivity.deleteMany({ where: { id: { in: ids } } })).count : 0;
+  },
+
   sourceById: (id: string) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
 
   /** Deliveries not yet evaluated, oldest first, after the id `after`. */

@@ -28,6 +28,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // The fake providers and event receivers listen on loopback; test/api/outbound-urls.test.ts turns this off.
     allowPrivateNetwork: true,
     instanceLapseSeconds: 30,
+    retention: { days: 30, maxRunsPerJob: 10_000 },
     ...overrides,
   };
 }

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Run_finishedAt_idx" ON "Run"("finishedAt");
+
