@@ -46,6 +46,8 @@ export interface Config {
    * 0 keeps them all.
    */
   retention: { days: number; maxRunsPerJob: number };
+  /** Lines of agent output a run's trace keeps per attempt (FLOWS_TRACE_MAX_LINES); the rest are dropped, and the trace says so. */
+  traceMaxLines: number;
 }
 
 export interface DockerHost {
@@ -229,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     docker: dockerHost(env),
     allowPrivateNetwork: boolean(env, 'FLOWS_ALLOW_PRIVATE_NETWORK', false),
     instanceLapseSeconds: integer(env, 'FLOWS_INSTANCE_LAPSE_SECONDS', 30, 3, 3600),
+    traceMaxLines: integer(env, 'FLOWS_TRACE_MAX_LINES', 20_000, 100, 10_000_000),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

@@ -129,6 +129,7 @@ export function createDomains({
     instanceId,
     notify: notifyRun,
     sweeps,
+    traceMaxLines: config.traceMaxLines,
     announceStop: (runId) => changes && changes.announceStop(runId).catch((err) => logger.warn({ err, runId }, 'telling other instances of a stop failed')),
   });
   runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun });

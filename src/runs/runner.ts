@@ -31,6 +31,8 @@ export interface RunnerDeps {
   sweeps: Pick<RunsSweeps, 'orphaned' | 'queuedJobs'>;
   /** Tells the other instances a run was stopped, for the one that executes it (PostgreSQL). */
   announceStop?(runId: string): void;
+  /** Lines of agent output kept per attempt; the rest are dropped, and the trace says so. */
+  traceMaxLines: number;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
 }
@@ -62,10 +64,16 @@ async function runEnv(secrets: RunnerDeps['secrets'], db: TenantDb, env: JobEnv)
   return { env: resolved, secretValues: [...opened.values()] };
 }
 
-/** What an execution reports, masked before it is recorded. */
-function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, targetId: string) {
+/** What an execution reports, masked before it is recorded; output beyond `maxLines` is dropped, once said. */
+function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, targetId: string, maxLines: number) {
   const streams = { stdout: masker.stream(), stderr: masker.stream() };
-  const output = (stream: 'stdout' | 'stderr', lines: string[]) => lines.forEach((text) => trace.push({ type: 'agent_output', data: { stream, text } }));
+  let lines = 0;
+  const output = (stream: 'stdout' | 'stderr', texts: string[]) =>
+    texts.forEach((text) => {
+      lines++;
+      if (lines <= maxLines) trace.push({ type: 'agent_output', data: { stream, text } });
+      else if (lines === maxLines + 1) trace.push({ type: 'trace_capped', data: { maxLines, message: `The agent's output beyond ${maxLines} lines is not kept (FLOWS_TRACE_MAX_LINES).` } });
+    });
   return {
     output: (stream: 'stdout' | 'stderr', text: string) => output(stream, streams[stream].push(text)),
     provisioning: (data: Record<string, unknown>) => trace.push({ type: 'target_provisioning', data: masker.value({ targetId, ...data }) }),
@@ -105,7 +113,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines }: RunnerDeps) {
   const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -200,7 +208,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         return;
       }
       const trace = traceWriter(repo, runId, logger);
-      const events = maskedEvents(createMasker(env.secretValues), trace, target.id);
+      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines);
       const execution = await executor.start(
         { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env },
         events,

@@ -16,6 +16,7 @@ const AGENT = `prompt=$(cat)
 case "$prompt" in
   slow*) echo "working on $prompt" ; sleep 3 ;;
   fail*) echo "cannot do $prompt" >&2 ; exit 3 ;;
+  many*) for i in $(seq 1 150); do echo "line $i"; done ;;
   *) echo "working on $prompt" ;;
 esac
 echo done
@@ -29,7 +30,7 @@ let source: { id: string; signingSecret: string };
 
 beforeAll(async () => {
   providers = await startFakeProviders();
-  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60, sandbox: 'off' }, rateLimits: { api: 0, apiAddress: 0 } });
+  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60, sandbox: 'off' }, rateLimits: { api: 0, apiAddress: 0 }, traceMaxLines: 100 });
   owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
@@ -303,5 +304,25 @@ describe('retry', () => {
     expect(trace.find((event) => event.type === 'error')?.data).toEqual({ message: expect.stringContaining('The VM could not be created'), attempt: 1 });
     expect(trace.find((event) => event.type === 'flow_control')?.data).toEqual({ action: 'retry', attempt: 2, after: '1 s', because: 'infrastructure' });
     providers.reset();
+  });
+});
+
+describe('the trace', () => {
+  it('keeps at most FLOWS_TRACE_MAX_LINES lines of output per attempt, and says so', async () => {
+    const job = await createJob(app, bearer, { name: 'Chatty', promptTemplate: 'many', executionTargetId: 'local' });
+    const run = await runSettled(app, bearer, (await api('POST', `/api/v1/jobs/${job.id}/invocations`, {})).body.runId);
+    expect(run.state).toBe('succeeded');
+    const events: { type: string; data: any }[] = [];
+    for (let cursor = ''; ; ) {
+      const page = await api('GET', `/api/v1/runs/${run.id}/trace?limit=100${cursor}`);
+      events.push(...page.body);
+      const next = /<[^>]*[?&]cursor=([^&>]+)[^>]*>; rel="next"/.exec(page.headers.link ?? '')?.[1];
+      if (!next) break;
+      cursor = `&cursor=${next}`;
+    }
+    const output = events.filter((event) => event.type === 'agent_output');
+    expect(output).toHaveLength(100);
+    expect(output[99].data.text).toBe('line 100');
+    expect(events.filter((event) => event.type === 'trace_capped').map((event) => event.data)).toEqual([{ maxLines: 100, message: "The agent's output beyond 100 lines is not kept (FLOWS_TRACE_MAX_LINES)." }]);
   });
 });

@@ -29,6 +29,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     allowPrivateNetwork: true,
     instanceLapseSeconds: 30,
     retention: { days: 30, maxRunsPerJob: 10_000 },
+    traceMaxLines: 20_000,
     ...overrides,
   };
 }

@@ -1257,7 +1257,7 @@ export interface components {
              * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a chunk of agent output), `result`, `error`, `state_changed` (`data` has `from` and `to`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;
