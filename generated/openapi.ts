@@ -2183,6 +2183,8 @@ export interface components {
         BacktestRequest: {
             /** @description A draft set of triggers to evaluate instead of the saved ones. Only webhook triggers are evaluated. */
             triggers?: components["schemas"]["TriggerInput"][];
+            /** @description A draft flow control to apply instead of the saved one (its keys checked as at save). */
+            flowControl?: components["schemas"]["JobFlowControl"];
             /**
              * Format: date-time
              * @description Start of the window (inclusive). Default: 7 days before `until` (400 `validation_failed` when that falls before 1970-01-01).
@@ -2265,6 +2267,8 @@ export interface components {
              * @description End of the window used.
              */
             until: string;
+            /** @description Present when the job's concurrency control was applied: how long each run was taken to last, the median of the job's latest finished runs (60 s when it has none), since a backtest starts nothing to time. */
+            assumedRunSeconds?: number;
             /** @description One item per evaluated delivery, newest first. */
             results: {
                 /** @description Identifier of the webhook activity record. */
@@ -2278,8 +2282,21 @@ export interface components {
                  * @description When the delivery was received.
                  */
                 receivedAt: string;
-                /** @description One decision per evaluated trigger. */
-                decisions: components["schemas"]["TriggerDecision"][];
+                /** @description One decision per evaluated trigger. Under the job's flow control (`concurrency`, `rateLimit`), applied to the matches in time order, a match says what became of it (`flowControl`). */
+                decisions: (components["schemas"]["TriggerDecision"] & {
+                    /** @description What the job's flow control would have done with this match. */
+                    flowControl?: {
+                        /**
+                         * @description `started`; `superseded` (started, then stopped by the run of a later delivery, `cancel-running`); `skipped` (its key was busy, `skip`); `rate_limited`; or `key_error`.
+                         * @enum {string}
+                         */
+                        outcome: "started" | "superseded" | "skipped" | "rate_limited" | "key_error";
+                        /** @description The delivery whose run superseded this one (`superseded`), or whose run held the key (`skipped`). */
+                        byActivityId?: string;
+                        /** @description What flow control would have decided, in a sentence. */
+                        message: string;
+                    };
+                })[];
             }[];
         };
         /**

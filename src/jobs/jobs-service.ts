@@ -15,7 +15,7 @@ import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, de
 import { eventName } from '../triggers/event-patterns-fns';
 import { compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
-import { keyOf, mergeFlowControl, type Concurrency, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
+import { KEYED_PARTS, keyOf, mergeFlowControl, type Concurrency, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
@@ -385,6 +385,25 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         return { ...settings, runKey: outcome.key } as NonNullable<FlowControl[P]> & { runKey: string | null };
       };
       return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit') };
+    },
+
+    /**
+     * The job's flow control, or a draft of it (checked as at save, against `triggers`), with the keys a run
+     * with a given context would take: for a backtest, so nothing is kept.
+     */
+    flowDraft(job: JobRow, triggers: Trigger[], draft: FlowControl | undefined) {
+      const flowControl = draft ?? jobView(job).flowControl;
+      if (draft) checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers, flowControl: draft }, { templates: false, triggers: false, flowControl: true });
+      const compiled = Object.fromEntries(KEYED_PARTS.map((part) => [part, flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null])) as Record<KeyedPart, CompiledCel | null>;
+      return {
+        flowControl,
+        keysOf(context: Record<string, unknown>): { concurrencyKey: string | null; rateKey: string | null; keyError?: string } {
+          const [concurrency, rate] = KEYED_PARTS.map((part) => keyOf(part, compiled[part], context));
+          const failed = [concurrency, rate].find((outcome) => !outcome.ok);
+          if (failed && !failed.ok) return { concurrencyKey: null, rateKey: null, keyError: failed.error };
+          return { concurrencyKey: concurrency.ok ? concurrency.key : null, rateKey: rate.ok ? rate.key : null };
+        },
+      };
     },
 
     /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */

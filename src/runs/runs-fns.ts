@@ -45,6 +45,58 @@ export function onArrival(
   return { skippedFor: null, supersede: superseded.map((run) => run.id) };
 }
 
+/** A match a backtest replays through flow control: when, with which keys (or why a key failed), and for what. */
+export interface Arrival<T> {
+  at: number;
+  concurrencyKey: string | null;
+  rateKey: string | null;
+  keyError?: string;
+  of: T;
+}
+
+export interface Simulated<T> {
+  outcome: 'started' | 'superseded' | 'skipped' | 'rate_limited' | 'key_error';
+  by?: T;
+  message: string;
+}
+
+/**
+ * What flow control would have made of `arrivals` (in time order): the rules of `onArrival` and of the rate
+ * limit, with each run taken to last `runMs` and a queued one to start when its key has room. A model, not
+ * a replay: the job's own `concurrencyLimit` and retries are left out.
+ */
+export function simulateFlow<T>(
+  arrivals: Arrival<T>[],
+  { concurrency, rateLimit, runMs }: { concurrency: { limit: number; onConflict?: 'queue' | 'cancel-running' | 'skip' } | null; rateLimit: { limit: number; periodMs: number; period: string } | null; runMs: number },
+): Simulated<T>[] {
+  const outcomes: Simulated<T>[] = [];
+  const live = new Map<string, { index: number; endsAt: number }[]>();
+  const created = new Map<string, number[]>();
+  arrivals.forEach((arrival, index) => {
+    if (arrival.keyError !== undefined) return void outcomes.push({ outcome: 'key_error', message: arrival.keyError });
+    const key = arrival.concurrencyKey ?? '~';
+    const unfinished = (live.get(key) ?? []).filter((run) => run.endsAt > arrival.at && outcomes[run.index].outcome === 'started');
+    const arrived = concurrency && onArrival(concurrency, unfinished.map((run) => ({ id: String(run.index) })));
+    if (arrived?.skippedFor) {
+      return void outcomes.push({ outcome: 'skipped', by: arrivals[Number(arrived.skippedFor)].of, message: 'would start nothing: the run of an earlier delivery would hold its key (skip)' });
+    }
+    const rateKey = arrival.rateKey ?? '~';
+    const recent = (created.get(rateKey) ?? []).filter((at) => at > arrival.at - (rateLimit?.periodMs ?? 0));
+    if (rateLimit && recent.length >= rateLimit.limit) {
+      return void outcomes.push({ outcome: 'rate_limited', message: `would start nothing: the rate limit (${rateLimit.limit} per ${rateLimit.period}) would be reached` });
+    }
+    created.set(rateKey, [...recent, arrival.at]);
+    for (const older of arrived?.supersede ?? []) {
+      outcomes[Number(older)] = { outcome: 'superseded', by: arrival.of, message: 'would start a run, superseded by the run of a later delivery (cancel-running)' };
+    }
+    const holding = unfinished.filter((run) => outcomes[run.index].outcome === 'started').map((run) => run.endsAt).sort((a, b) => a - b);
+    const startsAt = concurrency && holding.length >= concurrency.limit ? holding[holding.length - concurrency.limit] : arrival.at;
+    live.set(key, [...(live.get(key) ?? []), { index, endsAt: startsAt + runMs }]);
+    outcomes.push({ outcome: 'started', message: 'would start a run' });
+  });
+  return outcomes;
+}
+
 type Retry = components['schemas']['RetryControl'];
 
 const BACKOFF = { initial: '10s', factor: 2, max: '10m' } as const;

@@ -246,6 +246,12 @@ export function createRunsRepo(db: TenantDb) {
       return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
     },
 
+    /** How long the job's latest finished runs ran (start to finish, in ms), newest first. */
+    recentDurations: async (jobId: string, take: number) =>
+      (await db.run.findMany({ where: { jobId, finishedAt: { not: null }, startedAt: { not: null } }, orderBy: { id: 'desc' }, take, select: { startedAt: true, finishedAt: true } })).map(
+        (run) => run.finishedAt!.getTime() - run.startedAt!.getTime(),
+      ),
+
     /** The job's queued runs whose time in the queue is over. */
     overdue: (jobId: string, at: Date) => db.run.findMany({ where: { jobId, state: 'queued', expiresAt: { lte: at } }, select: { id: true, expiresAt: true, createdAt: true } }),
 

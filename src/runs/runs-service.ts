@@ -288,6 +288,12 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
      */
     startTriggered,
 
+    /** How long a run of the job typically lasts: the median of its 50 latest finished runs, or `fallback`. */
+    async typicalRunMs(db: TenantDb, jobId: string, fallback = 60_000): Promise<number> {
+      const durations = (await createRunsRepo(db).recentDurations(jobId, 50)).sort((a, b) => a - b);
+      return durations.length ? durations[Math.floor(durations.length / 2)] : fallback;
+    },
+
     /** The job was deleted: its queued and active runs are stopped. */
     async cancelRunsOfJob(db: TenantDb, jobId: string) {
       const repo = createRunsRepo(db);

@@ -127,9 +127,9 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
           const rows = result.results.map((delivery) => [
             activityLink(delivery.activityId, delivery.event),
             time(delivery.receivedAt),
-            html`${delivery.decisions.map((decision) => html`<div><code>${decision.triggerId}</code>: ${decision.decision}${decision.error ? html` (${decision.error})` : null}</div>`)}`,
+            html`${delivery.decisions.map((decision) => html`<div><code>${decision.triggerId}</code>: ${decision.decision}${decision.error ? html` (${decision.error})` : null}${decision.flowControl ? html`, then flow control: ${decision.flowControl.outcome}` : null}</div>`)}`,
           ]);
-          outcome = html`<h2>Outcome</h2><p>${result.matched} of ${result.evaluated} recorded deliveries of the last ${days} days would have started a run.</p>
+          outcome = html`<h2>Outcome</h2><p>${result.matched} of ${result.evaluated} recorded deliveries of the last ${days} days would have matched.${result.assumedRunSeconds === undefined ? null : html` The job's flow control is applied to the matches in time order, each run taken to last ${result.assumedRunSeconds} s (the median of its latest runs).`}</p>
 ${table(['Delivery', 'Received', 'Decisions'], rows, 'No delivery of these triggers\u2019 events was recorded in the window.')}`;
         } catch (err) {
           if (!(err instanceof AppError) || err.status >= 500) throw err;

@@ -16,7 +16,9 @@ import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
+import { simulateFlow } from '../runs/runs-fns';
 import type { RunsService } from '../runs/runs-service';
+import { durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
@@ -52,8 +54,8 @@ export interface WebhooksDeps {
   box: SecretBox;
   baseUrl: URL;
   queue: WorkQueue;
-  runs: Pick<RunsService, 'startTriggered'>;
-  jobs: Pick<JobsService, 'find' | 'live' | 'draftTriggers'>;
+  runs: Pick<RunsService, 'startTriggered' | 'typicalRunMs'>;
+  jobs: Pick<JobsService, 'find' | 'live' | 'draftTriggers' | 'flowDraft'>;
   tenantDb: (tenantId: string) => TenantDb;
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<LiveSource | null>;
@@ -232,16 +234,34 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
         if (!bySource.has(trigger.sourceId)) bySource.set(trigger.sourceId, []);
         bySource.get(trigger.sourceId)!.push({ id: trigger.id, config: trigger });
       }
-      const results = deliveries.map((delivery) => {
+      const flow = jobs.flowDraft(job, triggers, input.flowControl);
+      const results: BacktestResult['results'] = deliveries.map((delivery) => {
         const name = eventName(delivery.event, delivery.action);
         const decisions = decideDelivery(bySource.get(delivery.sourceId) ?? [], name, delivery.context as Record<string, unknown>).map(({ decision }) => decision);
         return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
       });
+      const { concurrency, rateLimit } = flow.flowControl;
+      let assumedRunSeconds: number | undefined;
+      if (concurrency || rateLimit) {
+        const runMs = concurrency ? await runs.typicalRunMs(db, job.id) : 0;
+        if (concurrency) assumedRunSeconds = Math.round(runMs / 100) / 10;
+        // The matches in time order (results are newest first), each with the keys its run would take.
+        const identity = { id: job.id, slug: job.slug, name: job.name };
+        const arrivals = [...results].reverse().flatMap((result, i) => {
+          const context = { ...(deliveries[results.length - 1 - i].context as Record<string, unknown>), job: identity };
+          return result.decisions.filter((decision) => decision.decision === 'match').map((decision) => ({ at: new Date(result.receivedAt).getTime(), ...flow.keysOf(context), of: { decision, activityId: result.activityId } }));
+        });
+        const outcomes = simulateFlow(arrivals, { concurrency: concurrency ?? null, rateLimit: rateLimit ? { ...rateLimit, periodMs: durationMs(rateLimit.period)! } : null, runMs });
+        outcomes.forEach(({ outcome, by, message }, i) => {
+          arrivals[i].of.decision.flowControl = { outcome, ...(by && { byActivityId: by.activityId }), message };
+        });
+      }
       return {
         evaluated: results.length,
         matched: results.filter((result) => result.decisions.some((decision) => decision.decision === 'match')).length,
         since: since.toISOString(),
         until: until.toISOString(),
+        ...(assumedRunSeconds !== undefined && { assumedRunSeconds }),
         results,
       };
     },

@@ -275,7 +275,7 @@ describe('webhook activity', () => {
     const draft = docs.triggers.map((t: any) => ({ ...t, conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: 'agent' }] } }));
     const matched = await post({ triggers: JSON.stringify(draft), days: '7' });
     expect(matched.status).toBe(200);
-    expect(matched.text).toContain('1 of 1 recorded deliveries of the last 7 days would have started a run.');
+    expect(matched.text).toContain('1 of 1 recorded deliveries of the last 7 days would have matched.');
     expect(matched.text).toContain(`href="/console/activity/${activityId}"`);
     const unchanged = (await call(app, 'GET', `/api/v1/jobs/${docs.id}`, { headers: bearer })).body.triggers[0].conditions;
     expect(unchanged.all[0].value).toBe('docs');

@@ -326,3 +326,34 @@ describe('the trace', () => {
     expect(events.filter((event) => event.type === 'trace_capped').map((event) => event.data)).toEqual([{ maxLines: 100, message: "The agent's output beyond 100 lines is not kept (FLOWS_TRACE_MAX_LINES)." }]);
   });
 });
+
+describe('backtest', () => {
+  it('applies a draft flow control to the recorded deliveries in time order, saying what became of each match', async () => {
+    const { job, push } = await prJob('Backtested', {}, 'slow {{ payload.pull_request.head.sha }}');
+    const pushed = [await push(11, 'b1'), await push(11, 'b2'), await push(11, 'b3')];
+    await jobSettled(app, bearer, job.id, 3);
+    const backtest = (flowControl: Record<string, unknown>) => api('POST', `/api/v1/jobs/${job.id}/backtest`, { flowControl });
+    const superseding = (await backtest({ concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'cancel-running' } })).body;
+    expect(superseding.assumedRunSeconds).toBeGreaterThanOrEqual(2.5); // the median of its runs, three seconds each
+    const byActivity = (body: any) => new Map(body.results.map((result: any) => [result.activityId, result.decisions[0].flowControl]));
+    // The pushes came well within a run's time: each run would have been superseded by the next.
+    const supersededBy = byActivity(superseding);
+    expect(pushed.map((id) => (supersededBy.get(id) as any).outcome)).toEqual(['superseded', 'superseded', 'started']);
+    expect((supersededBy.get(pushed[0]) as any).byActivityId).toBe(pushed[1]);
+    const limited = byActivity((await backtest({ rateLimit: { key: 'payload.pull_request.number', limit: 2, period: '1h' } })).body);
+    expect(pushed.map((id) => (limited.get(id) as any).outcome)).toEqual(['started', 'started', 'rate_limited']);
+    const typo = await backtest({ concurrency: { key: 'paylod.pull_request.number', limit: 1 } });
+    expect([typo.status, typo.body.error.code]).toEqual([400, 'invalid_conditions']);
+  });
+
+  it('takes a run to last as long as the job\'s runs did: a skip while one would still run', async () => {
+    const { job, push } = await prJob('Backtested slow', {}, 'slow {{ payload.pull_request.head.sha }}');
+    const pushed = [await push(12, 's1'), await push(12, 's2'), await push(13, 't1')];
+    await jobSettled(app, bearer, job.id, 3);
+    const body = (await api('POST', `/api/v1/jobs/${job.id}/backtest`, { flowControl: { concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'skip' } } })).body;
+    expect(body.assumedRunSeconds).toBeGreaterThanOrEqual(2.5);
+    const flows = new Map(body.results.map((result: any) => [result.activityId, result.decisions[0].flowControl]));
+    expect(pushed.map((id) => (flows.get(id) as any).outcome)).toEqual(['started', 'skipped', 'started']);
+    expect(flows.get(pushed[1])).toMatchObject({ byActivityId: pushed[0] });
+  });
+});

@@ -108,7 +108,7 @@ it('shows a delivery\'s decisions, leaf by leaf, from the activity list', async 
   const draft = page.getByLabel('Draft triggers (JSON)');
   await draft.fill((await draft.inputValue()).replace('"docs"', '"agent"'));
   await page.getByRole('button', { name: 'Backtest' }).click();
-  await page.getByText('1 of 1 recorded deliveries of the last 7 days would have started a run.').waitFor();
+  await page.getByText('1 of 1 recorded deliveries of the last 7 days would have matched.').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'backtest.png'), fullPage: true });
   expect(activity.errors).toEqual([]);
 });

@@ -1,7 +1,7 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
 import { durationMs, keyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
-import { onArrival, retryDelayMs } from '../../src/runs/runs-fns';
+import { onArrival, retryDelayMs, simulateFlow } from '../../src/runs/runs-fns';
 import { compileCel } from '../../src/triggers/cel-fns';
 
 const runs = (...ids: string[]) => ids.map((id) => ({ id }));
@@ -84,5 +84,31 @@ describe('retryDelayMs', () => {
   it('defaults to 10 s, doubling, at most 10 min', () => {
     const plain = { maxAttempts: 10, on: ['failed' as const] };
     expect([1, 2, 7, 9].map((attempt) => retryDelayMs(plain, attempt, { state: 'failed', cause: 'agent' })?.delayMs)).toEqual([10_000, 20_000, 600_000, 600_000]);
+  });
+});
+
+describe('simulateFlow', () => {
+  const arrivals = (...at: number[]) => at.map((when, i) => ({ at: when, concurrencyKey: '7', rateKey: null, of: `d${i + 1}` }));
+  const outcomes = (results: { outcome: string; by?: string }[]) => results.map((result) => (result.by ? `${result.outcome} by ${result.by}` : result.outcome));
+
+  it('supersedes every run of a burst but the last under cancel-running', () => {
+    const results = simulateFlow(arrivals(0, 1000, 2000), { concurrency: { limit: 1, onConflict: 'cancel-running' }, rateLimit: null, runMs: 60_000 });
+    expect(outcomes(results)).toEqual(['superseded by d2', 'superseded by d3', 'started']);
+  });
+  it('leaves runs that ended alone', () => {
+    const results = simulateFlow(arrivals(0, 120_000), { concurrency: { limit: 1, onConflict: 'cancel-running' }, rateLimit: null, runMs: 60_000 });
+    expect(outcomes(results)).toEqual(['started', 'started']);
+  });
+  it('skips while the key is held, and starts once the run holding it is over', () => {
+    const results = simulateFlow(arrivals(0, 1000, 61_000), { concurrency: { limit: 1, onConflict: 'skip' }, rateLimit: null, runMs: 60_000 });
+    expect(outcomes(results)).toEqual(['started', 'skipped by d1', 'started']);
+  });
+  it('starts every run under queue, each in its turn', () => {
+    const queued = simulateFlow(arrivals(0, 1000, 61_000, 62_000), { concurrency: { limit: 1 }, rateLimit: null, runMs: 60_000 });
+    expect(outcomes(queued)).toEqual(['started', 'started', 'started', 'started']);
+  });
+  it('refuses beyond the rate limit in a sliding window, and names a key that failed', () => {
+    const results = simulateFlow([...arrivals(0, 1000, 2000, 61_000), { at: 62_000, concurrencyKey: null, rateKey: null, keyError: 'no key', of: 'd5' }], { concurrency: null, rateLimit: { limit: 2, periodMs: 60_000, period: '1m' }, runMs: 0 });
+    expect(outcomes(results)).toEqual(['started', 'started', 'rate_limited', 'started', 'key_error']);
   });
 });
