@@ -18,6 +18,8 @@ export interface JobsPagesDeps extends ConsoleDeps {
   jobs: JobsService;
   /** The job's latest runs, newest first. */
   recentRuns(db: TenantDb, jobId: string): Promise<RunView[]>;
+  /** The latest run of each of the jobs, by job id. */
+  latestRuns(db: TenantDb, jobIds: string[]): Promise<Map<string, RunView>>;
   /** What the new-job form offers to choose from: the tenant's execution targets and webhook sources. */
   choices(db: TenantDb): Promise<{ targets: { id: string; name: string }[]; sources: { id: string; name: string }[] }>;
   /** Invokes the job as the API does. */
@@ -89,7 +91,7 @@ const NEW_JOB = JSON.stringify(
   2,
 );
 
-export const runLink = (run: RunView): Html => html`<a href="/console/runs/${encodeURIComponent(run.id)}">${run.name}</a>`;
+export const runLink = (run: RunView, text = run.name): Html => html`<a href="/console/runs/${encodeURIComponent(run.id)}">${text}</a>`;
 
 export function jobsPages(deps: JobsPagesDeps): Router {
   const router = Router();
@@ -103,16 +105,17 @@ export function jobsPages(deps: JobsPagesDeps): Router {
     const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const db = deps.tenantDb(visitor.principal.tenantId);
     const { page, headers } = keysetPage(req, list, await deps.jobs.list(db, request, {}), request, (job) => job.id);
+    const latest = await deps.latestRuns(db, page.map((job) => job.id));
     const rows = page.map((job) => [
       html`<a href="/console/jobs/${encodeURIComponent(job.id)}">${job.name}</a>`,
       html`<code>${job.slug}</code>`,
       html`${job.enabled ? 'enabled' : 'disabled'}`,
       html`${[...new Set(job.triggers.map((trigger) => trigger.type))].join(', ') || 'none'}`,
       html`${job.executionTargetId ?? 'none'}`,
-      time(job.updatedAt),
+      latest.has(job.id) ? html`${runLink(latest.get(job.id)!, latest.get(job.id)!.state)}, ${time(latest.get(job.id)!.createdAt)}` : html`none yet`,
     ]);
     sendConsolePage(res, visitor, '/console/jobs', 'Jobs', html`<p><a href="/console/jobs/new">New job</a></p>
-${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Changed'], rows, 'No job yet.')}${nextPage(headers)}`);
+${table(['Name', 'Slug', 'State', 'Triggers', 'Target', 'Last run'], rows, 'No job yet.')}${nextPage(headers)}`);
   });
 
   /**

@@ -246,6 +246,13 @@ export function createRunsRepo(db: TenantDb) {
       return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
     },
 
+    /** The latest run of each of the jobs: the newest id of each found from the index, then those rows. */
+    async latestOf(jobIds: string[]) {
+      if (!jobIds.length) return [];
+      const newest = await sql.query<{ id: string }>(`SELECT MAX("id") AS "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" IN (${jobIds.map(() => '?').join(', ')}) GROUP BY "jobId"`, [tenantId, ...jobIds]);
+      return db.run.findMany({ where: { id: { in: newest.map((row) => row.id) } } });
+    },
+
     /** How long the job's latest finished runs ran (start to finish, in ms), newest first. */
     recentDurations: async (jobId: string, take: number) =>
       (await db.run.findMany({ where: { jobId, finishedAt: { not: null }, startedAt: { not: null } }, orderBy: { id: 'desc' }, take, select: { startedAt: true, finishedAt: true } })).map(

@@ -288,6 +288,11 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
      */
     startTriggered,
 
+    /** The latest run of each of the jobs, by job id (a job without runs is absent). */
+    async latestOf(db: TenantDb, jobIds: string[]): Promise<Map<string, RunView>> {
+      return new Map((await createRunsRepo(db).latestOf(jobIds)).map((run) => [run.jobId, runView(run)]));
+    },
+
     /** How long a run of the job typically lasts: the median of its 50 latest finished runs, or `fallback`. */
     async typicalRunMs(db: TenantDb, jobId: string, fallback = 60_000): Promise<number> {
       const durations = (await createRunsRepo(db).recentDurations(jobId, 50)).sort((a, b) => a - b);

@@ -42,6 +42,7 @@ it('lists the jobs, names escaped, with their triggers, in the console frame', a
   expect(res.text).not.toContain('<script>alert(1)');
   expect(res.text).toContain(`href="/console/jobs/${job.id}"`);
   expect(res.text).toContain('invocation, schedule');
+  expect(res.text).toContain(`<a href="/console/runs/${runId}">succeeded</a>, <time`); // its last run
   expect(res.text).toMatch(/<a href="\/console\/jobs" aria-current="page">Jobs<\/a>/);
   expect(res.text).toContain('Acme');
 });
