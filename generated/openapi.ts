@@ -1864,6 +1864,7 @@ export interface components {
             ttl?: components["schemas"]["FlowDuration"];
             rateLimit?: components["schemas"]["RateLimitControl"];
             retry?: components["schemas"]["RetryControl"];
+            debounce?: components["schemas"]["DebounceControl"];
         };
         /** @description Changes to a job's flow control; a part sent as `null` is removed. */
         JobFlowControlUpdate: {
@@ -1871,6 +1872,28 @@ export interface components {
             ttl?: components["schemas"]["FlowDuration"] | null;
             rateLimit?: components["schemas"]["RateLimitControl"] | null;
             retry?: components["schemas"]["RetryControl"] | null;
+            debounce?: components["schemas"]["DebounceControl"] | null;
+        };
+        /**
+         * @description Runs started by triggers (webhook deliveries, schedules, other runs) for the same value of `key` (a CEL
+         *     expression over the run's context; without it the whole job is one key) fold into one: the first
+         *     creates a run that waits `period` in `queued`; each one after it, while that run still waits, replaces
+         *     its context, prompt and name (the last one wins) and makes it wait `period` again, but never longer
+         *     than `maxWait` after the first. The folded delivery's decision says `folded` and into which run; the
+         *     run's trace has a `flow_control` event `folded` for each. Direct invocations are not debounced.
+         * @example {
+         *       "key": "payload.issue.number",
+         *       "period": "10s",
+         *       "maxWait": "2m"
+         *     }
+         */
+        DebounceControl: {
+            /** @description CEL expression whose value (a string, number or boolean) names the run's key. */
+            key?: string;
+            /** @description How long a run waits after the last delivery folded into it, 1 second to 1 hour. */
+            period: components["schemas"]["FlowDuration"];
+            /** @description The longest a run waits after the first delivery, under a steady stream: from `period` to 24 hours. Default: no bound. */
+            maxWait?: components["schemas"]["FlowDuration"];
         };
         /**
          * @description A run that ends in one of the classes of `on` is tried again, as a new attempt of the same run (its
@@ -2836,16 +2859,16 @@ export interface components {
                 details: components["schemas"]["DecisionDetail"][];
                 /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
-                /** @description Present when the job's flow control kept a match from starting a run: `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it), `rate_limited` (its rate limit was reached; `until` says when the next run may start) or `key_error` (a key could not be worked out for this delivery; fails closed). */
+                /** @description Present when the job's flow control kept a match from starting a run of its own: `folded` (into the waiting run `runId`, `debounce`), `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it), `rate_limited` (its rate limit was reached; `until` says when the next run may start) or `key_error` (a key could not be worked out for this delivery; fails closed). */
                 flowControl?: {
                     /** @enum {string} */
-                    action: "skipped" | "rate_limited" | "key_error";
+                    action: "folded" | "skipped" | "rate_limited" | "key_error";
                     /**
                      * Format: date-time
                      * @description When the rate limit lets the next run of the key start (`rate_limited`).
                      */
                     until?: string;
-                    /** @description The run that holds the key (`skipped`). */
+                    /** @description The run folded into (`folded`), or that holds the key (`skipped`). */
                     runId?: string;
                     /** @description What flow control decided, in a sentence. */
                     message: string;

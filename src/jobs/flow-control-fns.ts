@@ -11,9 +11,10 @@ export type FlowControl = components['schemas']['JobFlowControl'];
 type FlowControlUpdate = components['schemas']['JobFlowControlUpdate'];
 export type Concurrency = components['schemas']['ConcurrencyControl'];
 export type RateLimit = components['schemas']['RateLimitControl'];
+export type Debounce = components['schemas']['DebounceControl'];
 
 /** The parts of a job's flow control that take a key, by name. */
-export const KEYED_PARTS = ['concurrency', 'rateLimit'] as const;
+export const KEYED_PARTS = ['concurrency', 'rateLimit', 'debounce'] as const;
 export type KeyedPart = (typeof KEYED_PARTS)[number];
 
 const keyField = (part: KeyedPart) => `\`flowControl.${part}.key\``;
@@ -31,7 +32,7 @@ export function mergeFlowControl(saved: FlowControl, patch: FlowControlUpdate | 
 
 const UNIT_MS = { S: 1000, M: 60_000, H: 3_600_000, D: 86_400_000 } as const;
 /** What a duration of each part may be. */
-const RANGES = { ttl: [1000, 7 * UNIT_MS.D, '1 second to 7 days'], period: [1000, UNIT_MS.D, '1 second to 24 hours'] } as const;
+const RANGES = { ttl: [1000, 7 * UNIT_MS.D, '1 second to 7 days'], period: [1000, UNIT_MS.D, '1 second to 24 hours'], debounce: [1000, UNIT_MS.H, '1 second to 1 hour'] } as const;
 
 /** Refuses a duration that is not one, or out of its range, naming its field. */
 function checkDuration(field: string, text: string | undefined, [min, max, range]: readonly [number, number, string]) {
@@ -62,6 +63,10 @@ export function flowControlProblems(flowControl: FlowControl, { roots, from }: {
   checkDuration('flowControl.rateLimit.period', flowControl.rateLimit?.period, RANGES.period);
   checkDuration('flowControl.retry.backoff.initial', flowControl.retry?.backoff?.initial, RANGES.period);
   checkDuration('flowControl.retry.backoff.max', flowControl.retry?.backoff?.max, RANGES.period);
+  checkDuration('flowControl.debounce.period', flowControl.debounce?.period, RANGES.debounce);
+  checkDuration('flowControl.debounce.maxWait', flowControl.debounce?.maxWait, RANGES.period);
+  const { period, maxWait } = flowControl.debounce ?? {};
+  if (period && maxWait && durationMs(maxWait)! < durationMs(period)!) throw new ValidationFailed('`flowControl.debounce.maxWait` must be at least `period`.');
   return KEYED_PARTS.flatMap((part) => {
     const key = flowControl[part]?.key;
     if (key === undefined) return [];

@@ -249,6 +249,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),
       ...(job.flowControl.rateLimit ? [['Rate limit', rateText(job.flowControl.rateLimit)] as [string, Html]] : []),
       ...(job.flowControl.retry ? [['Retries', html`up to ${job.flowControl.retry.maxAttempts} attempts on ${job.flowControl.retry.on.join(', ')}`] as [string, Html]] : []),
+      ...(job.flowControl.debounce ? [['Debounce', html`deliveries ${job.flowControl.debounce.key ? html`of one value of <code>${job.flowControl.debounce.key}</code>` : 'of the job'} fold into one run, started ${job.flowControl.debounce.period} after the last${job.flowControl.debounce.maxWait ? ` (at most ${job.flowControl.debounce.maxWait} after the first)` : ''}`] as [string, Html]] : []),
       ...(job.flowControl.ttl ? [['Longest wait', html`${job.flowControl.ttl}: a run still queued then ends <code>expired</code>`] as [string, Html]] : []),
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],

@@ -15,7 +15,7 @@ import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, de
 import { eventName } from '../triggers/event-patterns-fns';
 import { compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
-import { KEYED_PARTS, keyOf, mergeFlowControl, type Concurrency, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
+import { KEYED_PARTS, keyOf, mergeFlowControl, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
@@ -371,11 +371,15 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
      * templates see it) falls under; null for a part the job does not set. Throws InvalidConditions when a
      * key cannot be worked out (fails closed).
      */
-    flowKeys(job: RenderedJob, context: Record<string, unknown>): { concurrency: (Concurrency & { runKey: string | null }) | null; rateLimit: (RateLimit & { runKey: string | null }) | null } {
+    flowKeys(
+      job: RenderedJob,
+      context: Record<string, unknown>,
+      { debounced = true }: { debounced?: boolean } = {},
+    ): { concurrency: (Concurrency & { runKey: string | null }) | null; rateLimit: (RateLimit & { runKey: string | null }) | null; debounce: (Debounce & { runKey: string | null }) | null } {
       const flowControl = (job.flowControl ?? {}) as FlowControl;
       const compiled = flowKeys.get(job, () => {
         const compile = (part: KeyedPart) => (flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null);
-        return { concurrency: compile('concurrency'), rateLimit: compile('rateLimit') };
+        return { concurrency: compile('concurrency'), rateLimit: compile('rateLimit'), debounce: compile('debounce') };
       });
       const keyed = <P extends KeyedPart>(part: P) => {
         const settings = flowControl[part];
@@ -384,7 +388,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         if (!outcome.ok) throw new InvalidConditions(outcome.error);
         return { ...settings, runKey: outcome.key } as NonNullable<FlowControl[P]> & { runKey: string | null };
       };
-      return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit') };
+      return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit'), debounce: debounced ? keyed('debounce') : null };
     },
 
     /**
@@ -398,7 +402,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       return {
         flowControl,
         keysOf(context: Record<string, unknown>): { concurrencyKey: string | null; rateKey: string | null; keyError?: string } {
-          const [concurrency, rate] = KEYED_PARTS.map((part) => keyOf(part, compiled[part], context));
+          const [concurrency, rate] = (['concurrency', 'rateLimit'] as const).map((part) => keyOf(part, compiled[part], context));
           const failed = [concurrency, rate].find((outcome) => !outcome.ok);
           if (failed && !failed.ok) return { concurrencyKey: null, rateKey: null, keyError: failed.error };
           return { concurrencyKey: concurrency.ok ? concurrency.key : null, rateKey: rate.ok ? rate.key : null };

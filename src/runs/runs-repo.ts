@@ -29,6 +29,9 @@ export interface NewRun {
   expiresAt?: Date | null;
   /** The value of the job's rate-limit key for the run (flowControl.rateLimit). */
   rateKey?: string | null;
+  /** The run waits for deliveries to fold into it until `notBefore` (flowControl.debounce). */
+  debounceKey?: string | null;
+  notBefore?: Date | null;
 }
 
 /** A rate limit the run must fit: fewer than `limit` runs of its `rateKey` created since `since`. */
@@ -120,9 +123,9 @@ export function createRunsRepo(db: TenantDb) {
       const created = { text: ` WHERE EXISTS (SELECT 1 FROM "Run" WHERE "tenantId" = ? AND "id" = ?)`, params: [tenantId, run.id] };
       const statements = [
         sql.run(
-          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey", "expiresAt", "rateKey") ` +
-            `SELECT ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?::int, ?, ?, ?::timestamp(3), ?${room.text}`,
-          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null, run.expiresAt ?? null, run.rateKey ?? null, ...room.params],
+          `INSERT INTO "Run" ("id", "tenantId", "jobId", "invocationId", "name", "state", "triggerType", "triggerId", "prompt", "inputs", "createdAt", "updatedAt", "replayOf", "traceLength", "startKey", "concurrencyKey", "expiresAt", "rateKey", "debounceKey", "notBefore") ` +
+            `SELECT ?, ?, ?, ?, ?, 'queued', ?, ?, ?, ?::jsonb, ?::timestamp(3), ?::timestamp(3), ?, ?::int, ?, ?, ?::timestamp(3), ?, ?, ?::timestamp(3)${room.text}`,
+          [run.id, tenantId, run.jobId, run.invocationId, run.name, run.triggerType, run.triggerId, run.prompt, { json: run.inputs }, now, now, run.replayOf ?? null, trace.length, run.startKey ?? null, run.concurrencyKey ?? null, run.expiresAt ?? null, run.rateKey ?? null, run.debounceKey ?? null, run.notBefore ?? null, ...room.params],
         ),
         sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ? || ':' || e.k, ?, ?, e.k, ?::timestamp(3), e.type, e.data FROM (${rows.text}) AS e${created.text}`, [run.id, tenantId, run.id, now, ...rows.params, ...created.params]),
         ...(invocation
@@ -195,7 +198,7 @@ export function createRunsRepo(db: TenantDb) {
     requeue(id: string, from: RunState, { attempt, notBefore }: { attempt: number; notBefore: Date }, trace: TraceEntry[]): Promise<boolean> {
       transition(from, 'queued');
       const set = {
-        text: `"state" = 'queued', "updatedAt" = ?::timestamp(3), "attempt" = ?, "notBefore" = ?::timestamp(3), "startedAt" = NULL, "expiresAt" = NULL, "claim" = NULL, "ownerId" = NULL, "executorRef" = NULL`,
+        text: `"state" = 'queued', "updatedAt" = ?::timestamp(3), "attempt" = ?, "notBefore" = ?::timestamp(3), "startedAt" = NULL, "expiresAt" = NULL, "debounceKey" = NULL, "claim" = NULL, "ownerId" = NULL, "executorRef" = NULL`,
         params: [new Date(), attempt, notBefore],
       };
       return write(id, [...trace, { type: 'state_changed', data: { from, to: 'queued' } }], set, from);
@@ -258,6 +261,19 @@ export function createRunsRepo(db: TenantDb) {
       (await db.run.findMany({ where: { jobId, finishedAt: { not: null }, startedAt: { not: null } }, orderBy: { id: 'desc' }, take, select: { startedAt: true, finishedAt: true } })).map(
         (run) => run.finishedAt!.getTime() - run.startedAt!.getTime(),
       ),
+
+    /** The run of the job still waiting for deliveries of the debounce key to fold into it, if any. */
+    waitingOf: (jobId: string, debounceKey: string) =>
+      db.run.findFirst({ where: { jobId, debounceKey, state: 'queued' }, orderBy: { id: 'desc' }, select: { id: true, createdAt: true } }),
+
+    /**
+     * Folds a delivery into a run still waiting: its context, prompt and name replace the run's, and it
+     * waits until `notBefore` (recording why in its trace); false when the run no longer waits.
+     */
+    fold(id: string, { prompt, name, inputs, notBefore }: { prompt: string; name: string; inputs: Record<string, unknown>; notBefore: Date }, trace: TraceEntry[]): Promise<boolean> {
+      const set = { text: `"prompt" = ?, "name" = ?, "inputs" = ?::jsonb, "notBefore" = ?::timestamp(3), "updatedAt" = ?::timestamp(3)`, params: [prompt, name, { json: inputs }, notBefore, new Date()] };
+      return write(id, trace, set, 'queued');
+    },
 
     /** The job's queued runs whose time in the queue is over. */
     overdue: (jobId: string, at: Date) => db.run.findMany({ where: { jobId, state: 'queued', expiresAt: { lte: at } }, select: { id: true, expiresAt: true, createdAt: true } }),

@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
+import { durationMs, periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound, RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
@@ -31,6 +31,13 @@ const runNotFound = () => new NotFound('No such run.');
  */
 type Flow = ReturnType<JobsService['flowKeys']> & { periodMs: number | null; ttlMs: number | null };
 
+/** Flow control folded the run into one still waiting (debounce): no run of its own was created. */
+export class RunFolded extends Error {
+  constructor(readonly into: string) {
+    super(`Folded into run ${into}, which waits for more (flowControl.debounce): the last one folded in gives it its context.`);
+  }
+}
+
 /** Flow control did not create the run: the job's rate limit for its key is reached until `until`. */
 export class RunRateLimited extends RateLimited {
   constructor(
@@ -52,7 +59,7 @@ export class RunSkipped extends Conflict {
 /** What a trigger's cause led to: a run, or flow control's decision not to start one. */
 export type TriggeredStart =
   | { runId: string; flowControl?: undefined }
-  | { runId: null; flowControl: { action: 'skipped' | 'rate_limited' | 'key_error'; runId?: string; until?: string; message: string } };
+  | { runId: null; flowControl: { action: 'folded' | 'skipped' | 'rate_limited' | 'key_error'; runId?: string; until?: string; message: string } };
 const STOPPED = 'The run was stopped.';
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
@@ -73,9 +80,10 @@ export interface RunsDeps {
 
 export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date() }: RunsDeps) {
   /** What the job's flow control makes of a run with `context` (throws InvalidConditions for a key that fails). */
-  const flowOf = (job: RenderedJob, context: Record<string, unknown>): Flow => {
+  const flowOf = (job: RenderedJob, context: Record<string, unknown>, { triggered }: { triggered: boolean }): Flow => {
     const flowControl = job.flowControl as FlowControl | null;
-    return { ...jobs.flowKeys(job, context), periodMs: periodMs(flowControl), ttlMs: ttlMs(flowControl) };
+    // Only runs started by triggers are debounced: a caller invoking a job expects a run of its own.
+    return { ...jobs.flowKeys(job, context, { debounced: triggered }), periodMs: periodMs(flowControl), ttlMs: ttlMs(flowControl) };
   };
 
   async function foundRun(repo: RunsRepo, runId: string) {
@@ -108,8 +116,21 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    * job's concurrency control the run takes its key, and what it finds there decides (`onArrival`): it may
    * not be created (RunSkipped), or supersede the key's older runs.
    */
-  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, periodMs, ttlMs }: Flow) {
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
+    const tenantId = db.$tenant().id;
+    // Debounced: a run of the key still waiting takes this one's place, and waits again.
+    const folding = debounce && { key: debounce.runKey ?? '~', periodMs: durationMs(debounce.period)!, maxWaitMs: debounce.maxWait ? durationMs(debounce.maxWait)! : Infinity };
+    if (folding) {
+      const waiting = await repo.waitingOf(run.jobId, folding.key);
+      const at = now().getTime();
+      const notBefore = waiting && new Date(Math.min(at + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
+      const folded: TraceEntry[] = [{ type: 'flow_control', data: { action: 'folded', cause: run.startKey ?? null, waitsUntil: notBefore?.toISOString() } }];
+      if (waiting && (await repo.fold(waiting.id, { prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore: notBefore! }, folded))) {
+        runner.dispatch(tenantId, run.jobId, notBefore!.getTime() - at + 50);
+        throw new RunFolded(waiting.id);
+      }
+    }
     const arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
     if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
@@ -120,11 +141,11 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     // Without a key, the whole job is one key of its rate limit.
     const rateKey = rateLimit ? (rateLimit.runKey ?? '~') : null;
     const window = rateLimit && { limit: rateLimit.limit, since: new Date(at.getTime() - periodMs!) };
-    if (!(await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey }, invocation, trace, window))) {
+    const waits = folding && { debounceKey: folding.key, notBefore: new Date(at.getTime() + folding.periodMs) };
+    if (!(await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, window))) {
       const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window!.limit, window!.since);
       throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, at);
     }
-    const tenantId = db.$tenant().id;
     notify(tenantId, 'queued', ids.id);
     for (const older of arrival?.supersede ?? []) {
       const trace: TraceEntry[] = [{ type: 'flow_control', data: { action: 'superseded', byRunId: ids.id, key: concurrency!.runKey } }];
@@ -133,6 +154,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     runner.dispatch(tenantId, run.jobId);
     // Dispatch ends the runs whose time in the queue is over; one comes when this one's is.
     if (ttlMs !== null) runner.dispatch(tenantId, run.jobId, ttlMs + 100);
+    if (folding) runner.dispatch(tenantId, run.jobId, folding.periodMs + 50);
     return ids;
   }
 
@@ -201,12 +223,13 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     try {
-      return { runId: (await create(db, run, null, flowOf(job, seen))).id };
+      return { runId: (await create(db, run, null, flowOf(job, seen, { triggered: true }))).id };
     } catch (err) {
       if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
       // The same cause again answers the run it started, before flow control would look at it.
       const first = (isUniqueViolation(err) || err instanceof RunSkipped || err instanceof RunRateLimited) && (await createRunsRepo(db).findStarted(job.id, startKey));
       if (first) return { runId: first.id };
+      if (err instanceof RunFolded) return { runId: null, flowControl: { action: 'folded', runId: err.into, message: err.message } };
       if (err instanceof RunSkipped) return { runId: null, flowControl: { action: 'skipped', runId: err.holder, message: err.message } };
       if (err instanceof RunRateLimited) return { runId: null, flowControl: { action: 'rate_limited', until: err.until.toISOString(), message: err.message } };
       throw err;
@@ -227,7 +250,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
       const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
       const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
-      const flow = flowOf(job, context);
+      const flow = flowOf(job, context, { triggered: false });
 
       // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the
       // others find its answer.
@@ -278,7 +301,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       const inputs = original.inputs as { data?: Record<string, unknown>; context?: Record<string, unknown> };
       const run = { jobId: job.id, name: original.name, prompt: original.prompt, triggerType: 'invocation', triggerId: null, inputs, replayOf: original.id };
       // A replay takes the key the original's context gives now.
-      const flow = flowOf(job, { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } });
+      const flow = flowOf(job, { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } }, { triggered: false });
       return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) }, flow);
     },
 

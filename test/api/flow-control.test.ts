@@ -357,3 +357,49 @@ describe('backtest', () => {
     expect(flows.get(pushed[1])).toMatchObject({ byActivityId: pushed[0] });
   });
 });
+
+describe('debounce', () => {
+  const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+  it('is checked at save: a period up to an hour, maxWait no shorter', async () => {
+    for (const debounce of [{ period: '2h' }, { period: '10s', maxWait: '5s' }, { period: '1s', key: 'paylod.x' }]) {
+      expect((await api('POST', '/api/v1/jobs', { name: 'Debounced', promptTemplate: 'x', flowControl: { debounce } })).status).toBe(400);
+    }
+  });
+
+  it('folds the deliveries of a key into one run with the last one\'s context, started a period after the last', async () => {
+    const { job, push } = await prJob('Folding', { debounce: { key: 'payload.pull_request.number', period: '2s' } });
+    const pushed = [await push(21, 'f1'), await push(21, 'f2'), await push(21, 'f3'), await push(22, 'g1')];
+    const lastAt = Date.now();
+    const decided = await Promise.all(pushed.map(activity));
+    const held = decided[0].decisions[0].runId;
+    expect(held).toEqual(expect.stringMatching(/^run_/));
+    for (const later of decided.slice(1, 3)) expect(later.decisions[0]).toMatchObject({ decision: 'match', runId: null, flowControl: { action: 'folded', runId: held } });
+    expect(decided[3].decisions[0].runId).toEqual(expect.stringMatching(/^run_/)); // another pull request, another run
+    const runs = await jobSettled(app, bearer, job.id, 2);
+    expect(runs).toHaveLength(2);
+    const run = runs.find((one) => one.id === held)!;
+    expect(run).toMatchObject({ state: 'succeeded', prompt: 'Review f3' });
+    expect(new Date(run.startedAt).getTime() - lastAt).toBeGreaterThanOrEqual(1500);
+    expect((await traceOf(held)).filter((event) => event.type === 'flow_control').map((event) => event.data.action)).toEqual(['folded', 'folded']);
+  });
+
+  it('starts the run by maxWait under a steady stream, and a direct invocation is never folded', async () => {
+    const { job, push } = await prJob('Steady', { debounce: { period: '2s', maxWait: '3s' } });
+    const first = Date.now();
+    const pushed: string[] = [];
+    for (let n = 0; n < 5; n++) {
+      pushed.push(await push(31, `s${n}`));
+      await sleep(1000);
+    }
+    const runs = await jobSettled(app, bearer, job.id, 2);
+    const oldest = runs[runs.length - 1];
+    // The first run started by its maxWait, not a period after the last push.
+    expect(new Date(oldest.startedAt).getTime() - first).toBeLessThan(4500);
+    expect(runs.length).toBeGreaterThanOrEqual(2);
+    const direct = await createJob(app, bearer, { name: 'Invoked, debounced', promptTemplate: 'x', executionTargetId: 'local', flowControl: { debounce: { period: '1h' } } });
+    const invoked = await Promise.all([1, 2].map(async () => (await api('POST', `/api/v1/jobs/${direct.id}/invocations`, {})).body.runId));
+    expect(new Set(invoked).size).toBe(2);
+    expect((await runSettled(app, bearer, invoked[1])).state).toBe('succeeded'); // not held for the period
+  });
+});

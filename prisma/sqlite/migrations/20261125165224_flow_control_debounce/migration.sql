@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Run" ADD COLUMN "debounceKey" TEXT;
+
