@@ -3,7 +3,9 @@
 // each with 3 leaves and every fifth with a CEL `if`; exactly one trigger matches the deliveries' label.
 // The local target's agent is `true` (sandboxed, as by default). A burst of signed deliveries (each its
 // own body, id and signature) for BENCH_E2E_DURATION seconds, then the drain: what counts is deliveries
-// whose run has finished, per second, from the first request to the last run's end.
+// whose run has finished, per second, from the first request to the last run's end. The deliveries are
+// about 50 issues in turn; with `flowControl` (the `flow` part of `npm run bench`) the matching job keys its
+// runs by issue, and a delivery counts as finished once the run it started, or folded into, has ended.
 import { createHmac, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
@@ -13,6 +15,8 @@ const require = createRequire(import.meta.url);
 const JOBS = 20;
 const TRIGGERS_PER_JOB = 50;
 const LABEL = 'agent';
+/** The deliveries take turns among this many issues: the keys of the `flow` part. */
+const ISSUES = 50;
 const UNFINISHED = `SELECT count(*) AS n FROM "Run" WHERE state IN ('queued', 'starting', 'running', 'canceling')`;
 
 async function post(baseUrl, bearer, target, body) {
@@ -39,12 +43,15 @@ function trigger(sourceId, job, k) {
   };
 }
 
-/** Creates the source and the jobs (on the local target); answers the source with its signing secret. */
-export async function setUpE2e(baseUrl, bearer) {
+/**
+ * Creates the source and the jobs (on the local target), the matching one with `flowControl` if given;
+ * answers the source with its signing secret.
+ */
+export async function setUpE2e(baseUrl, bearer, { flowControl } = {}) {
   const source = await post(baseUrl, bearer, '/api/v1/webhook-sources', { name: 'e2e', format: 'github' });
   for (let j = 0; j < JOBS; j++) {
     const triggers = Array.from({ length: TRIGGERS_PER_JOB }, (_, k) => trigger(source.id, j, k));
-    await post(baseUrl, bearer, '/api/v1/jobs', { name: `E2E ${j}`, promptTemplate: 'Issue {{ payload.issue.number }}', executionTargetId: 'local', concurrencyLimit: 50, triggers });
+    await post(baseUrl, bearer, '/api/v1/jobs', { name: `E2E ${j}`, promptTemplate: 'Issue {{ payload.issue.number }}', executionTargetId: 'local', concurrencyLimit: 50, triggers, ...(j === 0 && flowControl && { flowControl }) });
   }
   return source;
 }
@@ -55,7 +62,7 @@ function signedDelivery(source) {
   const body = JSON.stringify({
     action: 'labeled',
     label: { name: LABEL },
-    issue: { number: 42, title: 'Saving a draft twice crashes the editor', state: 'open', body: 'Steps to reproduce. '.repeat(40) },
+    issue: { number: 1 + (sent % ISSUES), title: 'Saving a draft twice crashes the editor', state: 'open', body: 'Steps to reproduce. '.repeat(40) },
     repository: { full_name: 'acme/widgets' },
     sender: { login: 'octocat' },
     sequence: ++sent,
@@ -64,10 +71,14 @@ function signedDelivery(source) {
   return { body, headers: { 'content-type': 'application/json', 'x-github-event': 'issues', 'x-github-delivery': randomUUID(), 'x-hub-signature-256': `sha256=${signature}` } };
 }
 
+/** A run `cancel-running` stopped for a newer one of its key. */
+const SUPERSEDED = `state = 'canceled' AND error LIKE 'Superseded by run %'`;
+// Only the deliveries' runs count (the `retention` part adds runs of another kind, and prunes them).
 const PROGRESS = {
   recorded: 'SELECT count(*) AS recorded, count("evaluatedAt") AS evaluated FROM "WebhookActivity"',
-  finished: `SELECT count(*) AS n FROM "Run" WHERE state IN ('succeeded', 'failed', 'timed_out', 'canceled')`,
-  failed: `SELECT count(*) AS n FROM "Run" WHERE state <> 'succeeded' AND state IN ('failed', 'timed_out', 'canceled')`,
+  finished: `SELECT count(*) AS n FROM "Run" WHERE "triggerType" = 'webhook' AND state IN ('succeeded', 'failed', 'timed_out', 'canceled')`,
+  superseded: `SELECT count(*) AS n FROM "Run" WHERE "triggerType" = 'webhook' AND ${SUPERSEDED}`,
+  failed: `SELECT count(*) AS n FROM "Run" WHERE "triggerType" = 'webhook' AND state IN ('failed', 'timed_out', 'canceled') AND NOT (${SUPERSEDED})`,
   unfinished: UNFINISHED,
 };
 
@@ -78,7 +89,8 @@ function sqliteProgress(file) {
   return {
     progress() {
       const { recorded, evaluated } = db.prepare(PROGRESS.recorded).get();
-      return { recorded, evaluated, finished: db.prepare(PROGRESS.finished).get().n, failed: db.prepare(PROGRESS.failed).get().n, unfinished: db.prepare(PROGRESS.unfinished).get().n };
+      const n = (sql) => db.prepare(sql).get().n;
+      return { recorded, evaluated, finished: n(PROGRESS.finished), superseded: n(PROGRESS.superseded), failed: n(PROGRESS.failed), unfinished: n(PROGRESS.unfinished) };
     },
     close: async () => db.close(),
   };
@@ -94,7 +106,7 @@ export async function pgProgress(url) {
     async progress() {
       const { recorded, evaluated } = await one(PROGRESS.recorded);
       const n = async (sql) => Number((await one(sql)).n);
-      return { recorded: Number(recorded), evaluated: Number(evaluated), finished: await n(PROGRESS.finished), failed: await n(PROGRESS.failed), unfinished: await n(PROGRESS.unfinished) };
+      return { recorded: Number(recorded), evaluated: Number(evaluated), finished: await n(PROGRESS.finished), superseded: await n(PROGRESS.superseded), failed: await n(PROGRESS.failed), unfinished: await n(PROGRESS.unfinished) };
     },
     close: () => client.end(),
   };
@@ -102,10 +114,12 @@ export async function pgProgress(url) {
 
 /**
  * The burst and its drain. `database` is the app's SQLite file, or what `pgProgress` answers; `onBurst`
- * is called with 'start' and 'end' around the burst.
+ * is called with 'start' and 'end' around the burst. `flow` is what the matching job's flow control does
+ * with the runs: 'none' (one run per delivery), 'supersede' (one run per delivery, the older ones of an
+ * issue canceled) or 'fold' (deliveries fold into fewer runs).
  * Answers accepted/s during the burst, finished deliveries/s over burst plus drain, and the drain time.
  */
-export async function measureE2e(port, source, database, { duration = 20, connections = 32, drainLimitS = 600, onBurst } = {}) {
+export async function measureE2e(port, source, database, { duration = 20, connections = 32, drainLimitS = 600, onBurst, flow = 'none' } = {}) {
   const reader = typeof database === 'string' ? sqliteProgress(database) : database;
   const progress = () => reader.progress();
   try {
@@ -145,13 +159,19 @@ export async function measureE2e(port, source, database, { duration = 20, connec
     const runs = last.finished - before.finished;
     if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
     // Answers still on their way when the burst stopped are recorded but not counted by autocannon.
-    if (deliveries < accepted || deliveries > accepted + connections || runs !== deliveries) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded, ${runs} runs finished: one run per delivery expected (before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)})`);
+    const superseded = last.superseded - before.superseded;
+    const state = `(before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)})`;
+    if (deliveries < accepted || deliveries > accepted + connections) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded ${state}`);
+    if (flow === 'fold' ? runs > deliveries || runs < ISSUES : runs !== deliveries) throw new Error(`e2e: ${deliveries} deliveries, ${runs} runs finished: not what flow control '${flow}' makes ${state}`);
+    if (flow === 'supersede' ? runs - superseded < ISSUES : superseded) throw new Error(`e2e: ${superseded} of ${runs} runs superseded under flow control '${flow}' ${state}`);
     if (last.failed - before.failed) throw new Error(`e2e: ${last.failed - before.failed} runs did not succeed`);
     return {
       accepted: deliveries,
       acceptedPerSecond: burst.requests.average,
       p99: burst.latency.p99,
-      finishedPerSecond: runs / ((drained - started) / 1000),
+      runs,
+      superseded,
+      finishedPerSecond: deliveries / ((drained - started) / 1000),
       finishedDuringBurst: atBurstEnd.finished - before.finished,
       drainSeconds: (drained - burstEnded) / 1000,
     };

@@ -51,7 +51,36 @@ async function prismaCreate() {
 /** The app, and an access token for every scope issued by its own authorization server. */
 async function app(env) {
   const { built, bearer } = await buildWithBearer(await openApp(dir, { env }));
+  pruneOnSignal(built.retention);
   return Object.assign(built.app, { extra: { bearer } });
+}
+
+/**
+ * SIGUSR2 starts the retention's turns back to back (each as the repeating job runs it, the next at once)
+ * until nothing is left to prune; SIGUSR2 again stops them and prints `{ pruned, ms, allGoneMs }`.
+ */
+function pruneOnSignal(retention) {
+  let pruning = null;
+  process.on('SIGUSR2', () => {
+    if (pruning) return void (pruning.stop = true);
+    const mine = (pruning = { stop: false });
+    const started = Date.now();
+    (async () => {
+      let pruned = 0;
+      let allGoneMs = null;
+      while (!mine.stop) {
+        if (allGoneMs !== null) {
+          await new Promise((resolve) => setTimeout(resolve, 100));
+          continue;
+        }
+        const { runs } = await retention.prune();
+        pruned += runs;
+        if (!runs) allGoneMs = Date.now() - started;
+      }
+      console.log(JSON.stringify({ pruned, ms: Date.now() - started, allGoneMs }));
+      pruning = null;
+    })();
+  });
 }
 
 /** One of several instances on one PostgreSQL database, its background started and stopped as main.ts does (src/instance.ts). */
@@ -84,7 +113,9 @@ process.on('SIGTERM', () => {
   );
 });
 
-const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: 'true' });
+// The retention settings pass through (the `retention` part of the bench sets them).
+const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_')));
+const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: 'true', ...retention });
 const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));

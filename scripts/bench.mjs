@@ -23,6 +23,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { createBenchJob } from './bench-app.mjs';
 import { measureE2e, pgProgress, setUpE2e } from './bench-e2e.mjs';
+import { oldRuns, seedFinishedRuns } from './bench-retention.mjs';
 import { intakeActivity, intakeSettled, setUpIntake, signedDelivery } from './bench-intake.mjs';
 import { measureStartup } from './bench-startup.mjs';
 
@@ -31,9 +32,9 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'runs', 'startup', 'pg'];
+const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'runs', 'startup', 'pg', 'flow', 'retention'];
 /** Parts run only when picked. */
-const OPT_IN = ['pg'];
+const OPT_IN = ['pg', 'flow', 'retention'];
 const picked = process.argv.slice(2);
 const unknown = picked.filter((part) => !PARTS.includes(part));
 if (unknown.length) throw new Error(`unknown part ${unknown.join(', ')}: pick from ${PARTS.join(', ')}`);
@@ -197,13 +198,71 @@ async function measureIntake() {
   };
 }
 
-/** The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent. */
-async function measureEndToEnd() {
-  const e2eDir = path.join(dir, 'e2e');
+/**
+ * The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent; with
+ * `flowControl` on the matching job, which does `flow` with its runs (see measureE2e).
+ */
+async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BENCH_E2E_DURATION ?? 20), flowControl, flow } = {}) {
+  const e2eDir = path.join(dir, name);
   mkdirSync(e2eDir);
   const app = await startServer('app-agent', e2eDir);
+  const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer, { flowControl });
+  const result = await measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration, connections: CONNECTIONS, flow });
+  await stop(app.child);
+  return result;
+}
+
+/**
+ * The `flow` part: the end-to-end row with the matching job keyed by issue under `cancel-running` and
+ * under `debounce`, between two plain rows, each on a fresh app; the ratios are to the plain rows' mean.
+ */
+async function measureFlowControl() {
+  const duration = Number(process.env.BENCH_E2E_DURATION ?? 5);
+  const key = 'payload.issue.number';
+  const variants = [
+    ['plain', {}],
+    ['cancel-running', { flowControl: { concurrency: { key, limit: 1, onConflict: 'cancel-running' } }, flow: 'supersede' }],
+    ['debounce', { flowControl: { debounce: { key, period: '1s', maxWait: '5s' } }, flow: 'fold' }],
+    ['plain, again', {}],
+  ];
+  const rows = [];
+  for (const [label, options] of variants) rows.push([label, await measureEndToEnd({ name: `flow-${rows.length}`, duration, ...options })]);
+  return rows;
+}
+
+/**
+ * The `retention` part: the end-to-end row on one app whose database holds BENCH_PRUNE_RUNS (1,000,000)
+ * finished runs of 40 days ago (30 are kept) with their traces, alternately without pruning and while the
+ * app prunes them, its retention turns back to back (scripts/bench-server.mjs), from before the row's
+ * warm-up to the end of its drain.
+ */
+async function measureRetention() {
+  const duration = Number(process.env.BENCH_E2E_DURATION ?? 5);
+  const count = Number(process.env.BENCH_PRUNE_RUNS ?? 1_000_000);
+  const retentionDir = path.join(dir, 'retention');
+  mkdirSync(retentionDir);
+  // A job may keep more runs than the rows make, so that only the old runs go.
+  const app = await startServer('app-agent', retentionDir, { env: { FLOWS_RETENTION_DAYS: '30', FLOWS_RETENTION_MAX_RUNS_PER_JOB: '100000' } });
+  const file = path.join(retentionDir, 'app.db');
   const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer);
-  return measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration: Number(process.env.BENCH_E2E_DURATION ?? 20), connections: CONNECTIONS });
+  const seeding = Date.now();
+  seedFinishedRuns(file, { count, ageDays: 40 });
+  const seedSeconds = (Date.now() - seeding) / 1000;
+  const turns = [];
+  app.child.stdout.on('data', (chunk) => turns.push(...String(chunk).split('\n').filter((line) => line.startsWith('{"pruned"')).map((line) => JSON.parse(line))));
+  const rows = [];
+  for (const pruning of [false, true, false, true]) {
+    const left = oldRuns(file, 30);
+    if (pruning) app.child.kill('SIGUSR2');
+    const row = await measureE2e(app.port, source, file, { duration, connections: CONNECTIONS });
+    if (pruning) {
+      app.child.kill('SIGUSR2');
+      while (turns.length < rows.filter((r) => r.pruning).length + 1) await sleep(50);
+    }
+    rows.push({ pruning, left, ...row, ...(pruning && turns[turns.length - 1]) });
+  }
+  await stop(app.child);
+  return { count, seedSeconds, rows, left: oldRuns(file, 30) };
 }
 
 const PG_ADMIN_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
@@ -397,6 +456,8 @@ async function main() {
     rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
   }
   const e2e = wanted('e2e') && (await measureEndToEnd());
+  const flow = wanted('flow') && (await measureFlowControl());
+  const retention = wanted('retention') && (await measureRetention());
   const onPg = pg && (await measurePg());
   if (onPg) {
     rows.push(['pg invoke: 1 instance', onPg.rows.invoke1]);
@@ -420,6 +481,32 @@ async function main() {
         `finished ${e2e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e2e.accepted} deliveries, ${e2e.finishedDuringBurst} finished during the burst, drain ${e2e.drainSeconds.toFixed(1)} s)`,
     );
     console.log(JSON.stringify({ e2e, baselineA: a.rps }));
+  }
+  if (flow) {
+    const plain = flow.filter(([label]) => label.startsWith('plain')).map(([, row]) => row);
+    const mean = (pick) => plain.reduce((sum, row) => sum + pick(row), 0) / plain.length;
+    const [accepted, finished] = [mean((row) => row.acceptedPerSecond), mean((row) => row.finishedPerSecond)];
+    console.log('flow control, end to end (1,000 triggers, one match, the deliveries about 50 issues in turn, the matching job keyed by issue); × plain: to the mean of the plain rows');
+    for (const [label, row] of flow) {
+      console.log(
+        `  ${label.padEnd(16)} accepted ${row.acceptedPerSecond.toFixed(0).padStart(5)}/s (${(row.acceptedPerSecond / accepted).toFixed(2)} × plain, ${(row.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${row.p99} ms); ` +
+          `finished ${row.finishedPerSecond.toFixed(1)} deliveries/s (${(row.finishedPerSecond / finished).toFixed(2)} × plain); ${row.accepted} deliveries, ${row.runs} runs, ${row.superseded} superseded, drain ${row.drainSeconds.toFixed(1)} s`,
+      );
+    }
+    console.log(JSON.stringify({ flow, baselineA: a.rps }));
+  }
+  if (retention) {
+    const mean = (pruning, pick) => { const rows = retention.rows.filter((row) => row.pruning === pruning); return rows.reduce((sum, row) => sum + pick(row), 0) / rows.length; };
+    const ratio = (pick) => (mean(true, pick) / mean(false, pick)).toFixed(2);
+    console.log(`retention: ${retention.count.toLocaleString('en')} finished runs of 40 days ago with 6 trace events each, written in ${retention.seedSeconds.toFixed(0)} s; the end-to-end row without and while the app prunes; ${retention.left} of them left at the end`);
+    for (const row of retention.rows) {
+      console.log(
+        `  ${(row.pruning ? 'pruning' : 'not pruning').padEnd(12)} ${row.left} old runs before; accepted ${row.acceptedPerSecond.toFixed(0)}/s (p99 ${row.p99} ms); finished ${row.finishedPerSecond.toFixed(1)} deliveries/s, drain ${row.drainSeconds.toFixed(1)} s` +
+          (row.pruning ? `; pruned ${row.pruned} runs in ${(row.ms / 1000).toFixed(1)} s (${(row.pruned / (row.ms / 1000)).toFixed(0)}/s)${row.allGoneMs !== null ? `, all gone after ${(row.allGoneMs / 1000).toFixed(1)} s` : ''}` : ''),
+      );
+    }
+    console.log(`retention: while pruning / without: accepted ${ratio((row) => row.acceptedPerSecond)} ×, finished ${ratio((row) => row.finishedPerSecond)} × (target ≥ 0.8)`);
+    console.log(JSON.stringify({ retention, baselineA: a.rps }));
   }
   if (onPg) {
     const { invoke1, invoke2, e2e1, e2e2 } = onPg.rows;

@@ -170,8 +170,11 @@ export function createDomains({
 
 export type Domains = ReturnType<typeof createDomains>;
 
-/** Most batches of each kind of record deleted per turn of pruning: a turn stays short, the next goes on. */
-const PRUNE_BATCHES = 20;
+/**
+ * How long a turn of pruning spends on each kind of record, at most: a turn stays well
+ * inside its minute, and a backlog goes on at the next.
+ */
+const PRUNE_SLICE_MS = { runs: 10_000, activity: 5_000, deliveries: 5_000 };
 
 /**
  * What the operator keeps (FLOWS_RETENTION_DAYS, FLOWS_RETENTION_MAX_RUNS_PER_JOB): each turn deletes, in
@@ -179,12 +182,12 @@ const PRUNE_BATCHES = 20;
  * the days kept, and finished runs beyond a job's newest ones.
  */
 function createRetention({ config, runs, webhooks, events }: { config: Config['retention']; runs: RunsSweeps; webhooks: ReturnType<typeof webhooksSweeps>; events: ReturnType<typeof eventsSweeps> }) {
-  const batches = async (prune: () => Promise<number>, size: number) => {
+  const batches = async (prune: () => Promise<number>, size: number, sliceMs: number) => {
+    const until = Date.now() + sliceMs;
     let removed = 0;
-    for (let turn = 0; turn < PRUNE_BATCHES; turn++) {
-      const count = await prune();
+    for (let count = size; count === size && Date.now() < until; ) {
+      count = await prune();
       removed += count;
-      if (count < size) break;
     }
     return removed;
   };
@@ -192,9 +195,9 @@ function createRetention({ config, runs, webhooks, events }: { config: Config['r
     async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number }> {
       const before = config.days > 0 ? new Date(at.getTime() - config.days * 86_400_000) : null;
       return {
-        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, budget: PRUNE_BATCHES }),
-        activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500) : 0,
-        deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500) : 0,
+        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, until: Date.now() + PRUNE_SLICE_MS.runs }),
+        activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500, PRUNE_SLICE_MS.activity) : 0,
+        deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500, PRUNE_SLICE_MS.deliveries) : 0,
       };
     },
   };

@@ -89,6 +89,30 @@ export function flowControlProblems(flowControl: FlowControl, { roots, from }: {
 /** A key as stored: the value's JSON, or its hash when long, so that equal values give equal keys. */
 const MAX_KEY = 200;
 
+export type CompiledKeys = Record<KeyedPart, CompiledCel | null>;
+
+/** Each keyed part's key, compiled (null: the part is unset, or keyless and so the whole job). */
+export function compileKeys(flowControl: FlowControl): CompiledKeys {
+  return Object.fromEntries(KEYED_PARTS.map((part) => [part, flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null])) as CompiledKeys;
+}
+
+/** The key each of `parts` the job sets gives a run with `context`, or the first part's error. */
+export function runKeys(
+  flowControl: FlowControl,
+  compiled: CompiledKeys,
+  context: Record<string, unknown>,
+  parts: readonly KeyedPart[] = KEYED_PARTS,
+): { ok: true; keys: Partial<Record<KeyedPart, string | null>> } | { ok: false; error: string } {
+  const keys: Partial<Record<KeyedPart, string | null>> = {};
+  for (const part of parts) {
+    if (!flowControl[part]) continue;
+    const outcome = keyOf(part, compiled[part], context);
+    if (!outcome.ok) return outcome;
+    keys[part] = outcome.key;
+  }
+  return { ok: true, keys };
+}
+
 /** The key of `part` for a run with `context` (null: the whole job is one key), or why there is none. */
 export function keyOf(part: KeyedPart, key: CompiledCel | null, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
   if (!key) return { ok: true, key: null };

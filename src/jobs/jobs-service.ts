@@ -13,9 +13,8 @@ import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
 import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
 import { eventName } from '../triggers/event-patterns-fns';
-import { compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
-import { KEYED_PARTS, keyOf, mergeFlowControl, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
+import { compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
@@ -147,6 +146,9 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
   }
 }
 
+/** The keyed parts for a run that is not debounced: a direct invocation, or a backtest's match. */
+const UNDEBOUNCED = ['concurrency', 'rateLimit'] as const;
+
 export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs }: JobsDeps) {
   const catalog = createJobsCatalog();
   const changed = (db: TenantDb) => {
@@ -158,7 +160,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   const compiled = perVersion<CompiledJob>();
   const compiledOf = (job: RenderedJob) =>
     compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
-  const flowKeys = perVersion<Record<KeyedPart, CompiledCel | null>>();
+  const flowKeys = perVersion<CompiledKeys>();
   const inputs = perVersion<InvocationInput | Error>();
   const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
     inputs.set(job, invocationInputOf(job, validators));
@@ -377,18 +379,11 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       { debounced = true }: { debounced?: boolean } = {},
     ): { concurrency: (Concurrency & { runKey: string | null }) | null; rateLimit: (RateLimit & { runKey: string | null }) | null; debounce: (Debounce & { runKey: string | null }) | null } {
       const flowControl = (job.flowControl ?? {}) as FlowControl;
-      const compiled = flowKeys.get(job, () => {
-        const compile = (part: KeyedPart) => (flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null);
-        return { concurrency: compile('concurrency'), rateLimit: compile('rateLimit'), debounce: compile('debounce') };
-      });
-      const keyed = <P extends KeyedPart>(part: P) => {
-        const settings = flowControl[part];
-        if (!settings) return null;
-        const outcome = keyOf(part, compiled[part], context);
-        if (!outcome.ok) throw new InvalidConditions(outcome.error);
-        return { ...settings, runKey: outcome.key } as NonNullable<FlowControl[P]> & { runKey: string | null };
-      };
-      return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit'), debounce: debounced ? keyed('debounce') : null };
+      const outcome = runKeys(flowControl, flowKeys.get(job, () => compileKeys(flowControl)), context, debounced ? KEYED_PARTS : UNDEBOUNCED);
+      if (!outcome.ok) throw new InvalidConditions(outcome.error);
+      const keyed = <P extends KeyedPart>(part: P) =>
+        part in outcome.keys ? ({ ...flowControl[part], runKey: outcome.keys[part] } as NonNullable<FlowControl[P]> & { runKey: string | null }) : null;
+      return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit'), debounce: keyed('debounce') };
     },
 
     /**
@@ -398,14 +393,13 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
     flowDraft(job: JobRow, triggers: Trigger[], draft: FlowControl | undefined) {
       const flowControl = draft ?? jobView(job).flowControl;
       if (draft) checkJob({ promptTemplate: job.promptTemplate, runNameTemplate: job.runNameTemplate, triggers, flowControl: draft }, { templates: false, triggers: false, flowControl: true });
-      const compiled = Object.fromEntries(KEYED_PARTS.map((part) => [part, flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null])) as Record<KeyedPart, CompiledCel | null>;
+      const compiled = compileKeys(flowControl);
       return {
         flowControl,
         keysOf(context: Record<string, unknown>): { concurrencyKey: string | null; rateKey: string | null; keyError?: string } {
-          const [concurrency, rate] = (['concurrency', 'rateLimit'] as const).map((part) => keyOf(part, compiled[part], context));
-          const failed = [concurrency, rate].find((outcome) => !outcome.ok);
-          if (failed && !failed.ok) return { concurrencyKey: null, rateKey: null, keyError: failed.error };
-          return { concurrencyKey: concurrency.ok ? concurrency.key : null, rateKey: rate.ok ? rate.key : null };
+          const outcome = runKeys(flowControl, compiled, context, UNDEBOUNCED);
+          if (!outcome.ok) return { concurrencyKey: null, rateKey: null, keyError: outcome.error };
+          return { concurrencyKey: outcome.keys.concurrency ?? null, rateKey: outcome.keys.rateLimit ?? null };
         },
       };
     },

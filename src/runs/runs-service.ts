@@ -26,8 +26,9 @@ export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 const runNotFound = () => new NotFound('No such run.');
 
 /**
- * The job's flow control over the run being created: its concurrency control and rate limit with the run's
- * keys, how long the rate limit's window is, and how long the run may wait queued.
+ * The job's flow control over the run being created: its concurrency control, rate limit and debounce
+ * (debounce only for a run a trigger starts) with the run's keys, how long the rate limit's window is,
+ * and how long the run may wait queued.
  */
 type Flow = ReturnType<JobsService['flowKeys']> & { periodMs: number | null; ttlMs: number | null };
 
@@ -104,9 +105,9 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
         await runner.cancel(db, run.id, run.jobId);
         return true;
       }
-      const now = await repo.find(run.id);
-      if (!now) return false;
-      state = now.state as RunState;
+      const current = await repo.find(run.id);
+      if (!current) return false;
+      state = current.state as RunState;
     }
     throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
   }
@@ -118,16 +119,18 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    */
   async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
-    const tenantId = db.$tenant().id;
+    const at = now();
+    const later = (ms: number) => new Date(at.getTime() + ms);
+    // Dispatch also ends the runs whose time in the queue is over and starts a waiting run when its time comes.
+    const dispatchIn = (delayMs?: number) => runner.dispatch(db.$tenant().id, run.jobId, delayMs);
     // Debounced: a run of the key still waiting takes this one's place, and waits again.
     const folding = debounce && { key: debounce.runKey ?? '~', periodMs: durationMs(debounce.period)!, maxWaitMs: debounce.maxWait ? durationMs(debounce.maxWait)! : Infinity };
     if (folding) {
       const waiting = await repo.waitingOf(run.jobId, folding.key);
-      const at = now().getTime();
-      const notBefore = waiting && new Date(Math.min(at + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
+      const notBefore = waiting && new Date(Math.min(at.getTime() + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
       const folded: TraceEntry[] = [{ type: 'flow_control', data: { action: 'folded', cause: run.startKey ?? null, waitsUntil: notBefore?.toISOString() } }];
       if (waiting && (await repo.fold(waiting.id, { prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore: notBefore! }, folded))) {
-        runner.dispatch(tenantId, run.jobId, notBefore!.getTime() - at + 50);
+        dispatchIn(notBefore!.getTime() - at.getTime() + 50);
         throw new RunFolded(waiting.id);
       }
     }
@@ -135,26 +138,24 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
-    const invocation = key && { id: ids.invocationId!, ...key, expiresAt: new Date(now().getTime() + IDEMPOTENCY_TTL_MS) };
-    const at = now();
-    const expiresAt = ttlMs === null ? null : new Date(at.getTime() + ttlMs);
+    const invocation = key && { id: ids.invocationId!, ...key, expiresAt: later(IDEMPOTENCY_TTL_MS) };
+    const expiresAt = ttlMs === null ? null : later(ttlMs);
     // Without a key, the whole job is one key of its rate limit.
     const rateKey = rateLimit ? (rateLimit.runKey ?? '~') : null;
-    const window = rateLimit && { limit: rateLimit.limit, since: new Date(at.getTime() - periodMs!) };
-    const waits = folding && { debounceKey: folding.key, notBefore: new Date(at.getTime() + folding.periodMs) };
+    const window = rateLimit && { limit: rateLimit.limit, since: later(-periodMs!) };
+    const waits = folding && { debounceKey: folding.key, notBefore: later(folding.periodMs) };
     if (!(await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, window))) {
       const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window!.limit, window!.since);
       throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, at);
     }
-    notify(tenantId, 'queued', ids.id);
+    notify(db.$tenant().id, 'queued', ids.id);
     for (const older of arrival?.supersede ?? []) {
       const trace: TraceEntry[] = [{ type: 'flow_control', data: { action: 'superseded', byRunId: ids.id, key: concurrency!.runKey } }];
       await stopping(db, { id: older, jobId: run.jobId, state: 'queued' }, { error: `Superseded by run ${ids.id} (flowControl.concurrency: cancel-running).`, trace });
     }
-    runner.dispatch(tenantId, run.jobId);
-    // Dispatch ends the runs whose time in the queue is over; one comes when this one's is.
-    if (ttlMs !== null) runner.dispatch(tenantId, run.jobId, ttlMs + 100);
-    if (folding) runner.dispatch(tenantId, run.jobId, folding.periodMs + 50);
+    dispatchIn();
+    if (expiresAt) dispatchIn(ttlMs! + 100);
+    if (folding) dispatchIn(folding.periodMs + 50);
     return ids;
   }
 

@@ -80,11 +80,11 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
 
     /**
      * Deletes finished runs (and their traces) that finished before `before`, and those beyond the newest
-     * `maxPerJob` of their job, in batches of `batch` (each its own short statements), at most `budget`
-     * batches a call; never an unfinished run, nor one an unfinished run replays or was started by.
-     * Answers how many it deleted.
+     * `maxPerJob` of their job, in batches of `batch` (each its own short statements), batch after batch
+     * until the time `until` (epoch ms) has come; never an unfinished run, nor one an unfinished run
+     * replays or was started by. Answers how many it deleted.
      */
-    async pruneRuns({ before, maxPerJob, batch = 100, budget = 20 }: { before: Date | null; maxPerJob: number; batch?: number; budget?: number }): Promise<number> {
+    async pruneRuns({ before, maxPerJob, batch = 100, until }: { before: Date | null; maxPerJob: number; batch?: number; until: number }): Promise<number> {
       let removed = 0;
       const drop = async (candidates: { id: string; tenantId: string }[]) => {
         const ids = candidates.map((run) => run.id);
@@ -103,7 +103,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
       };
       // By age: oldest first, on past the ones kept.
       let cursor: { finishedAt: Date; id: string } | null = null;
-      for (let turn = 0; before && turn < budget; turn++) {
+      while (before && Date.now() < until) {
         const after: { finishedAt: Date; id: string } | null = cursor;
         const candidates: { id: string; tenantId: string; finishedAt: Date | null }[] = await db.run.findMany({
           where: { finishedAt: { lt: before }, ...(after && { OR: [{ finishedAt: { gt: after.finishedAt } }, { finishedAt: after.finishedAt, id: { gt: after.id } }] }) },
@@ -118,11 +118,11 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
         if (candidates.length < batch) break;
       }
       // By count: the finished runs of a job older than its newest `maxPerJob` runs.
-      if (maxPerJob > 0) {
+      if (maxPerJob > 0 && Date.now() < until) {
         const crowded = await db.run.groupBy({ by: ['tenantId', 'jobId'], _count: { _all: true }, having: { id: { _count: { gt: maxPerJob } } } });
         for (const { tenantId, jobId } of crowded) {
           const [edge] = await db.run.findMany({ where: { tenantId, jobId }, orderBy: { id: 'desc' }, skip: maxPerJob, take: 1, select: { id: true } });
-          for (let turn = 0; edge && turn < budget; turn++) {
+          while (edge && Date.now() < until) {
             const candidates = await db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } });
             const before = removed;
             if (candidates.length) await drop(candidates);

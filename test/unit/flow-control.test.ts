@@ -1,6 +1,6 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
-import { durationMs, keyOf, mergeFlowControl } from '../../src/jobs/flow-control-fns';
+import { compileKeys, durationMs, keyOf, mergeFlowControl, runKeys } from '../../src/jobs/flow-control-fns';
 import { onArrival, retryDelayMs, simulateFlow } from '../../src/runs/runs-fns';
 import { compileCel } from '../../src/triggers/cel-fns';
 
@@ -49,6 +49,18 @@ describe('keyOf', () => {
   });
   it('is null without a key: the whole job is one key', () => {
     expect(keyOf('rateLimit', null, {})).toEqual({ ok: true, key: null });
+  });
+});
+
+describe('runKeys', () => {
+  const flowControl = { concurrency: { key: 'data.pr', limit: 1 }, rateLimit: { limit: 5, period: '1m' }, debounce: { key: 'data.missing', period: '5s' } };
+  const compiled = compileKeys(flowControl);
+  it('gives a key for each part the job sets, null for a keyless one', () => {
+    expect(runKeys(flowControl, compiled, { data: { pr: 4 } }, ['concurrency', 'rateLimit'])).toEqual({ ok: true, keys: { concurrency: '4', rateLimit: null } });
+    expect(runKeys({}, compileKeys({}), { data: {} })).toEqual({ ok: true, keys: {} });
+  });
+  it('fails closed on the first part whose key errs', () => {
+    expect(runKeys(flowControl, compiled, { data: { pr: 4 } })).toEqual({ ok: false, error: expect.stringContaining('`flowControl.debounce.key`') });
   });
 });
 
