@@ -5,7 +5,7 @@ import express, { type Request, type Response, Router } from 'express';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html } from '../http/html';
 import { AppError } from '../lib/errors';
-import { consoleFind, consoleVisitor, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleAction, consoleFind, consoleVisitor, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import type { EventsService, EventType } from './events-service';
 
@@ -71,27 +71,23 @@ ${refused ? html`<p id="subscription-error" class="error" role="alert">${refused
 
   router.get('/console/subscriptions', (req, res) => showSubscriptions(req, res));
 
-  router.post('/console/subscriptions', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/subscriptions', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const body = { url: String(req.body?.url ?? ''), events: checkedEvents(req.body?.events) };
     const problem = deps.subscriptionBodyProblem(body);
     if (problem) return showSubscriptions(req, res, { refused: { ...body, error: problem } });
     try {
-      const created = await deps.events.createSubscription(deps.tenantDb(visitor.principal.tenantId), body as Parameters<EventsService['createSubscription']>[1]);
+      const created = await deps.events.createSubscription(db, body as Parameters<EventsService['createSubscription']>[1]);
       await showSubscriptions(req, res, { created });
     } catch (err) {
       if (!(err instanceof AppError) || err.status >= 500) throw err;
       await showSubscriptions(req, res, { refused: { ...body, error: err.message } });
     }
-  });
+  }));
 
-  router.post('/console/subscriptions/:subscriptionId/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.events.deleteSubscription(deps.tenantDb(visitor.principal.tenantId), req.params.subscriptionId as string);
+  router.post('/console/subscriptions/:subscriptionId/delete', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.events.deleteSubscription(db, req.params.subscriptionId as string);
     res.redirect(303, '/console/subscriptions');
-  });
+  }));
 
   router.get('/console/subscriptions/:subscriptionId', async (req, res) => {
     const list = `console/subscriptions/${req.params.subscriptionId}`;
@@ -124,12 +120,10 @@ ${table(['Event', 'State', 'Attempts', 'Last answer', 'Next attempt', 'Created']
     );
   });
 
-  router.post('/console/subscriptions/:subscriptionId/deliveries/:deliveryId/redeliver', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.events.redeliver(deps.tenantDb(visitor.principal.tenantId), req.params.subscriptionId as string, req.params.deliveryId as string);
+  router.post('/console/subscriptions/:subscriptionId/deliveries/:deliveryId/redeliver', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.events.redeliver(db, req.params.subscriptionId as string, req.params.deliveryId as string);
     res.redirect(303, `/console/subscriptions/${encodeURIComponent(req.params.subscriptionId as string)}`);
-  });
+  }));
 
   return router;
 }

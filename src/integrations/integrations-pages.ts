@@ -7,7 +7,7 @@ import type { components } from '../../generated/openapi';
 import type { OperationId } from '../http/types';
 import { html, type Html } from '../http/html';
 import { AppError, NotFound } from '../lib/errors';
-import { consoleFind, consoleVisitor, facts, field, formError, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleAction, consoleFind, consoleVisitor, facts, field, formError, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import type { ConnectionsService } from './connections-service';
 import type { DiagnosticsService } from './diagnostics-service';
@@ -16,7 +16,6 @@ import { LOCAL_TARGET_ID, type TargetsService } from './targets-service';
 type Diagnostics = components['schemas']['VmhostDiagnostics'] | components['schemas']['DockerDiagnostics'];
 type Connection = components['schemas']['VmhostConnection'];
 type Form = Record<string, string>;
-type Visitor = NonNullable<Awaited<ReturnType<typeof consoleVisitor>>>;
 
 export interface IntegrationsPagesDeps extends ConsoleDeps {
   targets: TargetsService;
@@ -75,7 +74,6 @@ export function integrationsPages(deps: IntegrationsPagesDeps): Router {
   const router = Router();
   const sameOrigin = sameOriginForms(deps.baseUrl);
   const form = express.urlencoded({ extended: false, limit: '16kb' });
-  const dbOf = (visitor: Visitor) => deps.tenantDb(visitor.principal.tenantId);
   const connectionOptions = (connections: Connection[]) => connections.map((connection) => ({ value: connection.id, label: connection.name }));
 
   /** A target's fields, for a new one (with its kind) or one being changed (its kind fixed). */
@@ -102,7 +100,7 @@ ${optional('timeoutSeconds', 'Time limit in seconds', 'A run still active after 
   async function showTargets(req: Request, res: Response, refused?: { form: Form; error: string }) {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
-    const db = dbOf(visitor);
+    const db = deps.tenantDb(visitor.principal.tenantId);
     const [targets, connections] = await Promise.all([deps.targets.list(db, { limit: 100 }), deps.connections.list(db)]);
     const connectionName = new Map(connections.map((connection) => [connection.id, connection.name]));
     const rows = targets.map((target) => [
@@ -130,18 +128,16 @@ ${formError(refused?.error)}
 
   router.get('/console/targets', (req, res) => showTargets(req, res));
 
-  router.post('/console/targets', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/targets', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const sent = textOf(req.body);
     const docker = sent.kind === 'docker';
     const body = bodyOf(sent, TARGET_FIELDS);
     // The form shows every field; those of the other kind are not sent.
     for (const name of docker ? VMHOST_ONLY : DOCKER_ONLY) delete body[name];
-    const { value: created, error } = await attempt(deps.bodyProblem('createExecutionTarget', body), () => deps.targets.create(dbOf(visitor), body as never));
+    const { value: created, error } = await attempt(deps.bodyProblem('createExecutionTarget', body), () => deps.targets.create(db, body as never));
     if (error !== undefined) return showTargets(req, res, { form: sent, error });
     res.redirect(303, `/console/targets/${encodeURIComponent(created.id)}`);
-  });
+  }));
 
   /** A target's page: its settings as a form to change them, docker diagnostics, delete. */
   async function showTarget(req: Request, res: Response, shown: { refused?: { form: Form; error: string }; diagnosis?: Diagnostics; error?: string } = {}) {
@@ -191,31 +187,25 @@ ${formError(shown.refused?.error)}
 
   router.get('/console/targets/:targetId', (req, res) => showTarget(req, res));
 
-  router.post('/console/targets/:targetId', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/targets/:targetId', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const sent = textOf(req.body);
     // Only the fields of its kind are on the form; emptied optional ones go back to their default.
     const fields = Object.fromEntries(Object.entries(TARGET_FIELDS).filter(([name]) => name !== 'kind' && name in sent));
     const body = bodyOf(sent, fields, ['region', 'command'].filter((name) => name in fields));
-    const { error } = await attempt(deps.bodyProblem('updateExecutionTarget', body), () => deps.targets.update(dbOf(visitor), req.params.targetId as string, body as never));
+    const { error } = await attempt(deps.bodyProblem('updateExecutionTarget', body), () => deps.targets.update(db, req.params.targetId as string, body as never));
     if (error !== undefined) return showTarget(req, res, { refused: { form: sent, error } });
     res.redirect(303, `/console/targets/${encodeURIComponent(req.params.targetId as string)}`);
-  });
+  }));
 
-  router.post('/console/targets/:targetId/diagnostics', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const { value: diagnosis, error } = await attempt(null, () => deps.targets.diagnose(dbOf(visitor), req.params.targetId as string));
+  router.post('/console/targets/:targetId/diagnostics', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    const { value: diagnosis, error } = await attempt(null, () => deps.targets.diagnose(db, req.params.targetId as string));
     await showTarget(req, res, { diagnosis, error });
-  });
+  }));
 
-  router.post('/console/targets/:targetId/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.targets.delete(dbOf(visitor), req.params.targetId as string);
+  router.post('/console/targets/:targetId/delete', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.targets.delete(db, req.params.targetId as string);
     res.redirect(303, '/console/targets');
-  });
+  }));
 
   // --- VM-host connections and the agent integration ---
 
@@ -225,7 +215,7 @@ ${formError(shown.refused?.error)}
   async function showConnections(req: Request, res: Response, refused: { connection?: { form: Form; error: string }; integration?: { form: Form; error: string } } = {}) {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
-    const db = dbOf(visitor);
+    const db = deps.tenantDb(visitor.principal.tenantId);
     const [connections, integration] = await Promise.all([deps.connections.list(db), deps.connections.getIntegration(db).catch((err) => (err instanceof NotFound ? null : Promise.reject(err)))]);
     const rows = connections.map((connection) => [
       html`<a href="/console/connections/${encodeURIComponent(connection.id)}">${connection.name}</a>`,
@@ -265,32 +255,26 @@ ${formError(refused.integration?.error)}
 
   router.get('/console/connections', (req, res) => showConnections(req, res));
 
-  router.post('/console/connections', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/connections', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const sent = textOf(req.body);
     const body = bodyOf(sent, CONNECTION_FIELDS);
-    const { value: created, error } = await attempt(deps.bodyProblem('createVmhostConnection', body), () => deps.connections.create(dbOf(visitor), body as never));
+    const { value: created, error } = await attempt(deps.bodyProblem('createVmhostConnection', body), () => deps.connections.create(db, body as never));
     if (error !== undefined) return showConnections(req, res, { connection: { form: sent, error } });
     res.redirect(303, `/console/connections/${encodeURIComponent(created.id)}`);
-  });
+  }));
 
-  router.post('/console/integration', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/integration', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const sent = textOf(req.body);
     const body = bodyOf(sent, INTEGRATION_FIELDS);
-    const { error } = await attempt(deps.bodyProblem('putAgentIntegration', body), () => deps.connections.saveIntegration(dbOf(visitor), body as never));
+    const { error } = await attempt(deps.bodyProblem('putAgentIntegration', body), () => deps.connections.saveIntegration(db, body as never));
     if (error !== undefined) return showConnections(req, res, { integration: { form: sent, error } });
     res.redirect(303, '/console/connections');
-  });
+  }));
 
-  router.post('/console/integration/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.connections.deleteIntegration(dbOf(visitor));
+  router.post('/console/integration/delete', sameOrigin, consoleAction(deps, async (_req, res, db) => {
+    await deps.connections.deleteIntegration(db);
     res.redirect(303, '/console/connections');
-  });
+  }));
 
   /** A connection's page: diagnostics run from it, its name, URL and token changed, delete. */
   async function showConnection(req: Request, res: Response, shown: { diagnosis?: Diagnostics; refused?: { form: Form; error: string } } = {}) {
@@ -324,29 +308,23 @@ ${formError(shown.refused?.error)}
 
   router.get('/console/connections/:connectionId', (req, res) => showConnection(req, res));
 
-  router.post('/console/connections/:connectionId', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/connections/:connectionId', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const sent = textOf(req.body);
     const body = bodyOf(sent, CONNECTION_FIELDS);
-    const { error } = await attempt(deps.bodyProblem('updateVmhostConnection', body), () => deps.connections.update(dbOf(visitor), req.params.connectionId as string, body as never));
+    const { error } = await attempt(deps.bodyProblem('updateVmhostConnection', body), () => deps.connections.update(db, req.params.connectionId as string, body as never));
     if (error !== undefined) return showConnection(req, res, { refused: { form: sent, error } });
     res.redirect(303, `/console/connections/${encodeURIComponent(req.params.connectionId as string)}`);
-  });
+  }));
 
-  router.post('/console/connections/:connectionId/diagnostics', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const diagnosis = await deps.diagnostics.run(dbOf(visitor), req.params.connectionId as string);
+  router.post('/console/connections/:connectionId/diagnostics', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    const diagnosis = await deps.diagnostics.run(db, req.params.connectionId as string);
     await showConnection(req, res, { diagnosis });
-  });
+  }));
 
-  router.post('/console/connections/:connectionId/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.connections.delete(dbOf(visitor), req.params.connectionId as string);
+  router.post('/console/connections/:connectionId/delete', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.connections.delete(db, req.params.connectionId as string);
     res.redirect(303, '/console/connections');
-  });
+  }));
 
   return router;
 }

@@ -6,7 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { AppError, ValidationFailed } from '../lib/errors';
-import { consoleFind, consoleVisitor, facts, field, formError, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleAction, consoleFind, consoleVisitor, facts, field, formError, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
@@ -204,22 +204,21 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
     if (visitor) showJobForm(res, visitor, { text: NEW_JOB });
   });
 
-  router.post('/console/jobs', sameOrigin, form, async (req, res) => {
-    if (typeof req.body?.job === 'string') return saveJobForm(req, res, undefined, (db, body) => deps.jobs.create(db, body));
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  // A job from the form field by field, or pasted as JSON (`job`).
+  router.post('/console/jobs', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
+    if (typeof req.body?.job === 'string') return saveJobForm(req, res, undefined, (own, body) => deps.jobs.create(own, body));
     const sent = Object.fromEntries(Object.entries(req.body ?? {}).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
     const body = jobOfForm(sent);
     const problem = deps.jobBodyProblem('createJob', body);
     try {
       if (problem) return await showNewJob(req, res, { form: sent, error: problem });
-      const job = await deps.jobs.create(deps.tenantDb(visitor.principal.tenantId), body as never);
+      const job = await deps.jobs.create(db, body as never);
       res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
     } catch (err) {
       if (err instanceof AppError && err.status < 500) return showNewJob(req, res, { form: sent, error: err.message });
       throw err;
     }
-  });
+  }));
 
   router.get('/console/jobs/:jobId/edit', async (req, res) => {
     const read = await consoleFind(deps, req, res, '/console/jobs', 'No such job in this tenant.', (db) => deps.jobs.get(db, req.params.jobId as string));
@@ -300,26 +299,24 @@ ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(ru
     );
   });
 
-  router.post('/console/jobs/:jobId/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.jobs.delete(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string);
+  router.post('/console/jobs/:jobId/delete', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.jobs.delete(db, req.params.jobId as string);
     res.redirect(303, '/console/jobs');
-  });
+  }));
 
   for (const enabled of [true, false]) {
-    router.post(`/console/jobs/:jobId/${enabled ? 'enable' : 'disable'}`, sameOrigin, async (req, res) => {
-      const visitor = await consoleVisitor(deps, req, res);
-      if (!visitor) return;
-      const job = await deps.jobs.setEnabled(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string, enabled);
-      res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
-    });
+    router.post(
+      `/console/jobs/:jobId/${enabled ? 'enable' : 'disable'}`,
+      sameOrigin,
+      consoleAction(deps, async (req, res, db) => {
+        const job = await deps.jobs.setEnabled(db, req.params.jobId as string, enabled);
+        res.redirect(303, `/console/jobs/${encodeURIComponent(job.id)}`);
+      }),
+    );
   }
 
   // The data is checked as the API checks it (the invocation trigger's input schema); a refusal shows on the form.
-  router.post('/console/jobs/:jobId/invoke', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/jobs/:jobId/invoke', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const text = typeof req.body?.data === 'string' && req.body.data.trim() ? req.body.data : '{}';
     let data: unknown;
     try {
@@ -329,13 +326,13 @@ ${table(['Run', 'State', 'Started by', 'Created'], runs.map((run) => [runLink(ru
     }
     if (!data || typeof data !== 'object' || Array.isArray(data)) return showJob(req, res, { data: text, error: 'The data must be a JSON object.' });
     try {
-      const { runId } = await deps.invoke(deps.tenantDb(visitor.principal.tenantId), req.params.jobId as string, data as Record<string, unknown>);
+      const { runId } = await deps.invoke(db, req.params.jobId as string, data as Record<string, unknown>);
       res.redirect(303, `/console/runs/${encodeURIComponent(runId)}`);
     } catch (err) {
       if (err instanceof ValidationFailed || err instanceof InvalidTemplate) return showJob(req, res, { data: text, error: err.message });
       throw err;
     }
-  });
+  }));
 
   return router;
 }

@@ -31,6 +31,17 @@ const SECTIONS = [
 ] as const;
 export type Section = (typeof SECTIONS)[number]['href'];
 
+/**
+ * A console form's action: `act` with the signed-in owner's tenant, or the visitor is sent to sign in. It
+ * answers with a redirect, or with a page of its own (which reads the visitor itself).
+ */
+export function consoleAction(deps: Pick<ConsoleDeps, 'sessions' | 'tenantDb'>, act: (req: Request, res: Response, db: TenantDb) => Promise<unknown>) {
+  return async (req: Request, res: Response): Promise<void> => {
+    const session = await signedInOrSentToLogin(req, res, deps.sessions);
+    if (session) await act(req, res, deps.tenantDb(session.principal.tenantId));
+  };
+}
+
 /** The signed-in owner of a console page (or null once sent to sign in), with what the frame shows of them. */
 export async function consoleVisitor(deps: Pick<ConsoleDeps, 'sessions' | 'owners'>, req: Request, res: Response): Promise<Visitor | null> {
   const session = await signedInOrSentToLogin(req, res, deps.sessions);

@@ -6,7 +6,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import { keysetPage, keysetRequest } from '../http/pagination';
 import { html, type Html } from '../http/html';
 import { runLink } from '../jobs/jobs-pages';
-import { consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleAction, consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
 import type { JobsService } from '../jobs/jobs-service';
@@ -116,19 +116,15 @@ ${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
     );
   });
 
-  router.post('/console/runs/:runId/stop', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const run = await deps.runs.stop(deps.tenantDb(visitor.principal.tenantId), req.params.runId as string);
+  router.post('/console/runs/:runId/stop', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    const run = await deps.runs.stop(db, req.params.runId as string);
     res.redirect(303, `/console/runs/${encodeURIComponent(run.id)}`);
-  });
+  }));
 
-  router.post('/console/runs/:runId/replay', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const { body } = await deps.runs.replay(deps.tenantDb(visitor.principal.tenantId), req.params.runId as string);
+  router.post('/console/runs/:runId/replay', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    const { body } = await deps.runs.replay(db, req.params.runId as string);
     res.redirect(303, `/console/runs/${encodeURIComponent(body.runId)}`);
-  });
+  }));
 
   return router;
 }

@@ -8,7 +8,7 @@ import { html, type Html } from '../http/html';
 import { AppError, NotFound } from '../lib/errors';
 import { sameOriginForms } from '../pages/session-pages';
 import { jobView, type JobsService } from '../jobs/jobs-service';
-import { consoleFind, consoleVisitor, facts, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { consoleAction, consoleFind, consoleVisitor, facts, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import type { WebhooksService } from './webhooks-service';
 
 type Decision = components['schemas']['WebhookActivity']['decisions'][number];
@@ -159,29 +159,23 @@ ${outcome}`,
   router.get('/console/jobs/:jobId/backtest', showBacktest);
   router.post('/console/jobs/:jobId/backtest', sameOrigin, express.urlencoded({ extended: false, limit: '256kb' }), showBacktest);
 
-  router.post('/console/sources', sameOrigin, form, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
+  router.post('/console/sources', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
     const body = { name: String(req.body?.name ?? ''), format: String(req.body?.format ?? '') };
     const problem = deps.sourceBodyProblem(body);
     if (problem) return showSources(req, res, { refused: { ...body, error: problem } });
-    const source = await deps.webhooks.createSource(deps.tenantDb(visitor.principal.tenantId), body as Parameters<WebhooksService['createSource']>[1]);
+    const source = await deps.webhooks.createSource(db, body as Parameters<WebhooksService['createSource']>[1]);
     await showSources(req, res, { secret: source });
-  });
+  }));
 
-  router.post('/console/sources/:sourceId/rotate', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    const source = await deps.webhooks.rotateSecret(deps.tenantDb(visitor.principal.tenantId), req.params.sourceId as string);
+  router.post('/console/sources/:sourceId/rotate', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    const source = await deps.webhooks.rotateSecret(db, req.params.sourceId as string);
     await showSources(req, res, { secret: source });
-  });
+  }));
 
-  router.post('/console/sources/:sourceId/delete', sameOrigin, async (req, res) => {
-    const visitor = await consoleVisitor(deps, req, res);
-    if (!visitor) return;
-    await deps.webhooks.deleteSource(deps.tenantDb(visitor.principal.tenantId), req.params.sourceId as string);
+  router.post('/console/sources/:sourceId/delete', sameOrigin, consoleAction(deps, async (req, res, db) => {
+    await deps.webhooks.deleteSource(db, req.params.sourceId as string);
     res.redirect(303, '/console/sources');
-  });
+  }));
 
   router.get('/console/activity', async (req: Request, res: Response) => {
     const visitor = await consoleVisitor(deps, req, res);
