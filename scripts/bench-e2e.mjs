@@ -92,6 +92,8 @@ function sqliteProgress(file) {
       const n = (sql) => db.prepare(sql).get().n;
       return { recorded, evaluated, finished: n(PROGRESS.finished), superseded: n(PROGRESS.superseded), failed: n(PROGRESS.failed), unfinished: n(PROGRESS.unfinished) };
     },
+    /** What the evaluated deliveries that started no run decided (a few), to say why a row failed. */
+    runless: () => db.prepare(`SELECT decisions FROM "WebhookActivity" WHERE "evaluatedAt" IS NOT NULL AND "runIds" = '[]' LIMIT 3`).all().map((row) => row.decisions),
     close: async () => db.close(),
   };
 }
@@ -160,7 +162,7 @@ export async function measureE2e(port, source, database, { duration = 20, connec
     if (burst.non2xx || burst.errors) throw new Error(`e2e: ${burst.non2xx} non-2xx answers, ${burst.errors} errors`);
     // Answers still on their way when the burst stopped are recorded but not counted by autocannon.
     const superseded = last.superseded - before.superseded;
-    const state = `(before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)})`;
+    const state = `(before the burst ${JSON.stringify(before)}, after the drain ${JSON.stringify(last)}${reader.runless ? `; deliveries without a run decided ${reader.runless().join(', ')}` : ''})`;
     if (deliveries < accepted || deliveries > accepted + connections) throw new Error(`e2e: ${accepted} accepted, ${deliveries} recorded ${state}`);
     if (flow === 'fold' ? runs > deliveries || runs < ISSUES : runs !== deliveries) throw new Error(`e2e: ${deliveries} deliveries, ${runs} runs finished: not what flow control '${flow}' makes ${state}`);
     if (flow === 'supersede' ? runs - superseded < ISSUES : superseded) throw new Error(`e2e: ${superseded} of ${runs} runs superseded under flow control '${flow}' ${state}`);

@@ -40,6 +40,17 @@ export interface RateWindow {
   since: Date;
 }
 
+/**
+ * What must hold when the run is written, or it is not: its rate key's window has room, no run of its
+ * debounce key waits (`debounced`: it would fold into that one), and its concurrency key holds fewer than
+ * `keyLimit` unfinished runs (`skip`).
+ */
+export interface CreateGuards {
+  rate?: RateWindow | null;
+  debounced?: boolean;
+  keyLimit?: number | null;
+}
+
 export interface NewInvocation {
   id: string;
   idempotencyKey: string | null;
@@ -111,15 +122,24 @@ export function createRunsRepo(db: TenantDb) {
   return {
     /**
      * The run (queued), its first trace entries and the invocation that asks for it, in one batch; false
-     * when `rate` leaves no room (nothing is written). The count and the insert are one statement, and on
-     * PostgreSQL the key's lock is taken first, so that instances never both take the last place.
+     * when a guard does not hold (nothing is written). The guards and the insert are one statement, and on
+     * PostgreSQL the locks of the keys guarded are taken first (always in the same order), so that
+     * instances never both take the last place of a key.
      */
-    async createInvoked(run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[], rate: RateWindow | null = null): Promise<boolean> {
+    async createInvoked(run: NewRun, invocation: NewInvocation | null, trace: TraceEntry[], { rate, debounced, keyLimit }: CreateGuards = {}): Promise<boolean> {
       const now = new Date();
       const rows = entryRows(trace);
-      const room = rate
-        ? { text: ` WHERE (SELECT COUNT(*) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "rateKey" = ? AND "createdAt" > ?::timestamp(3)) < ?`, params: [tenantId, run.jobId, run.rateKey ?? null, rate.since, rate.limit] }
-        : { text: '', params: [] };
+      const ofJob = `"tenantId" = ? AND "jobId" = ?`;
+      const guards = [
+        rate && { lock: `rate:${run.rateKey}`, text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "rateKey" = ? AND "createdAt" > ?::timestamp(3)) < ?`, params: [tenantId, run.jobId, run.rateKey ?? null, rate.since, rate.limit] },
+        debounced && { lock: `debounce:${run.debounceKey}`, text: `NOT EXISTS (SELECT 1 FROM "Run" WHERE ${ofJob} AND "debounceKey" = ? AND "state" = 'queued')`, params: [tenantId, run.jobId, run.debounceKey ?? null] },
+        keyLimit != null && {
+          lock: `concurrency:${run.concurrencyKey}`,
+          text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "concurrencyKey" ${run.concurrencyKey == null ? 'IS NULL' : '= ?'} AND "state" IN ('queued', 'starting', 'running')) < ?`,
+          params: [tenantId, run.jobId, ...(run.concurrencyKey == null ? [] : [run.concurrencyKey]), keyLimit],
+        },
+      ].filter((guard) => !!guard);
+      const room = { text: guards.length ? ` WHERE ${guards.map((guard) => guard.text).join(' AND ')}` : '', params: guards.flatMap((guard) => guard.params) };
       const created = { text: ` WHERE EXISTS (SELECT 1 FROM "Run" WHERE "tenantId" = ? AND "id" = ?)`, params: [tenantId, run.id] };
       const statements = [
         sql.run(
@@ -144,12 +164,9 @@ export function createRunsRepo(db: TenantDb) {
             ]
           : []),
       ];
-      if (rate && sql.dialect === 'postgresql') {
-        const [, inserted] = await sql.batch<number[]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${run.jobId}:rate:${run.rateKey}`]), ...statements]);
-        return inserted > 0;
-      }
-      const [inserted] = await sql.batch<number[]>(statements);
-      return inserted > 0;
+      const locks = sql.dialect === 'postgresql' ? guards.map((guard) => sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${run.jobId}:${guard.lock}`])) : [];
+      const results = await sql.batch<number[]>([...locks, ...statements]);
+      return results[locks.length] > 0;
     },
 
     /**
@@ -231,9 +248,9 @@ export function createRunsRepo(db: TenantDb) {
             };
       const claimed = sql.query<Claimed>(
         `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
-          `WHERE "tenantId" = ? AND "state" = 'queued' AND "id" IN (${due.text} ORDER BY "id" ` +
+          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued' AND "id" IN (${due.text} ORDER BY "id" ` +
           `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt", "attempt"`,
-        [now, now, claim, ownerId, tenantId, ...due.params, limit, tenantId, jobId],
+        [now, now, claim, ownerId, tenantId, jobId, ...due.params, limit, tenantId, jobId],
       );
       const traced = sql.run(
         `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), 'state_changed', ?::jsonb FROM "Run" ` +
@@ -278,9 +295,12 @@ export function createRunsRepo(db: TenantDb) {
     /** The job's queued runs whose time in the queue is over. */
     overdue: (jobId: string, at: Date) => db.run.findMany({ where: { jobId, state: 'queued', expiresAt: { lte: at } }, select: { id: true, expiresAt: true, createdAt: true } }),
 
-    /** The key's runs not yet ending (queued, starting, running), oldest first. */
-    unfinishedOfKey: (jobId: string, concurrencyKey: string | null) =>
-      db.run.findMany({ where: { jobId, concurrencyKey, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true }, orderBy: { id: 'asc' } }),
+    /**
+     * The key's runs not yet ending (queued, starting, running), oldest first. Sorted here: asked to sort,
+     * SQLite would walk all the job's runs in order rather than only the unfinished ones.
+     */
+    unfinishedOfKey: async (jobId: string, concurrencyKey: string | null) =>
+      (await db.run.findMany({ where: { jobId, concurrencyKey, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } })).sort((a, b) => (a.id < b.id ? -1 : 1)),
 
     unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } }),
   };

@@ -114,8 +114,10 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
 
   /**
    * Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. Under the
-   * job's concurrency control the run takes its key, and what it finds there decides (`onArrival`): it may
-   * not be created (RunSkipped), or supersede the key's older runs.
+   * job's flow control the run takes its keys, and what it finds there decides: it may fold into a run of
+   * its debounce key still waiting (RunFolded), not be created (RunSkipped, RunRateLimited), or supersede
+   * its concurrency key's older runs (`onArrival`). The insert checks again what was read, so that runs
+   * created at the same moment (here or on another instance) decide as if one came after the other.
    */
   async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
@@ -125,17 +127,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const dispatchIn = (delayMs?: number) => runner.dispatch(db.$tenant().id, run.jobId, delayMs);
     // Debounced: a run of the key still waiting takes this one's place, and waits again.
     const folding = debounce && { key: debounce.runKey ?? '~', periodMs: durationMs(debounce.period)!, maxWaitMs: debounce.maxWait ? durationMs(debounce.maxWait)! : Infinity };
-    if (folding) {
-      const waiting = await repo.waitingOf(run.jobId, folding.key);
-      const notBefore = waiting && new Date(Math.min(at.getTime() + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
-      const folded: TraceEntry[] = [{ type: 'flow_control', data: { action: 'folded', cause: run.startKey ?? null, waitsUntil: notBefore?.toISOString() } }];
-      if (waiting && (await repo.fold(waiting.id, { prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore: notBefore! }, folded))) {
-        dispatchIn(notBefore!.getTime() - at.getTime() + 50);
-        throw new RunFolded(waiting.id);
-      }
-    }
-    const arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
-    if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
+    const keyLimit = concurrency?.onConflict === 'skip' ? concurrency.limit : null;
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: later(IDEMPOTENCY_TTL_MS) };
@@ -144,8 +136,25 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const rateKey = rateLimit ? (rateLimit.runKey ?? '~') : null;
     const window = rateLimit && { limit: rateLimit.limit, since: later(-periodMs!) };
     const waits = folding && { debounceKey: folding.key, notBefore: later(folding.periodMs) };
-    if (!(await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, window))) {
-      const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window!.limit, window!.since);
+    let arrival: ReturnType<typeof onArrival> | null = null;
+    for (let look = 1; ; look++) {
+      if (folding) {
+        const waiting = await repo.waitingOf(run.jobId, folding.key);
+        const notBefore = waiting && new Date(Math.min(at.getTime() + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
+        const folded: TraceEntry[] = [{ type: 'flow_control', data: { action: 'folded', cause: run.startKey ?? null, waitsUntil: notBefore?.toISOString() } }];
+        if (waiting && (await repo.fold(waiting.id, { prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore: notBefore! }, folded))) {
+          dispatchIn(notBefore!.getTime() - at.getTime() + 50);
+          throw new RunFolded(waiting.id);
+        }
+      }
+      arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
+      if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
+      const guards = { rate: window, debounced: !!folding, keyLimit };
+      if (await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, guards)) break;
+      // Refused: the rate limit is full, or a run of the key came first (one now waits, or holds its places): look again.
+      if ((folding || keyLimit !== null) && look < 3) continue;
+      if (!window) throw new Conflict('conflict', 'Other runs of the job were created at the same moment; try again.');
+      const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window.limit, window.since);
       throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, at);
     }
     notify(db.$tenant().id, 'queued', ids.id);

@@ -163,6 +163,14 @@ describe('skip', () => {
     expect(refused.body.error.message).toContain(held);
     expect((await api('POST', `/api/v1/jobs/${invoked.id}/invocations`, { data: { repo: 'gadgets' } })).status).toBe(202);
   });
+
+  it('creates exactly `limit` runs of a key asked for at once', async () => {
+    const job = await createJob(app, bearer, { name: 'Skipper at once', promptTemplate: 'slow {{ data.repo }}', executionTargetId: 'local', concurrencyLimit: 10, flowControl: { concurrency: { key: 'data.repo', limit: 2, onConflict: 'skip' } } });
+    const answers = await Promise.all(Array.from({ length: 10 }, () => api('POST', `/api/v1/jobs/${job.id}/invocations`, { data: { repo: 'widgets' } })));
+    expect(answers.filter((res) => res.status === 202)).toHaveLength(2);
+    expect(answers.filter((res) => res.status === 409 && res.body.error.code === 'run_skipped')).toHaveLength(8);
+    expect((await jobSettled(app, bearer, job.id, 2)).map((run) => run.state)).toEqual(['succeeded', 'succeeded']);
+  });
 });
 
 describe('queue', () => {

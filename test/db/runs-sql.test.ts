@@ -98,4 +98,22 @@ describe('the statements of a run', () => {
     expect(await repoOf(B).claim(jobOf[B], { limit: 2, keyLimit: 2 }, 'inst_b:8', 'inst_b')).toEqual([]);
     expect((await repoOf(B).claim(jobOf[B], { limit: 3, keyLimit: 2 }, 'inst_b:9', 'inst_b')).map((r) => r.id)).toEqual([a3]);
   });
+
+  it('writes a run only when its guards hold: no run of its debounce key waits, its concurrency key has room', async () => {
+    const job = newId('job');
+    await database.db.job.create({ data: { id: job, tenantId: A, name: 'G', slug: 'g', promptTemplate: 'p' } });
+    const create = (fields: Record<string, unknown>, guards: Parameters<ReturnType<typeof repoOf>['createInvoked']>[3]) =>
+      repoOf(A).createInvoked({ ...newRun(A), jobId: job, ...fields }, null, [{ type: 'prompt_rendered', data: { name: 'n', promptLength: 1 } }], guards);
+    expect(await create({ debounceKey: '"pr-1"' }, { debounced: true })).toBe(true);
+    expect(await create({ debounceKey: '"pr-1"' }, { debounced: true })).toBe(false); // the first still waits
+    expect(await create({ debounceKey: '"pr-2"' }, { debounced: true })).toBe(true);
+    expect(await create({ concurrencyKey: '"a"' }, { keyLimit: 2 })).toBe(true);
+    expect(await create({ concurrencyKey: '"a"' }, { keyLimit: 2 })).toBe(true);
+    expect(await create({ concurrencyKey: '"a"' }, { keyLimit: 2 })).toBe(false);
+    expect(await create({ concurrencyKey: '"b"' }, { keyLimit: 2 })).toBe(true);
+    // A keyless job is one key: the runs without a concurrency key count together (here the two of debounce).
+    expect(await create({ concurrencyKey: null }, { keyLimit: 3 })).toBe(true);
+    expect(await create({ concurrencyKey: null }, { keyLimit: 3 })).toBe(false);
+    expect(await database.db.run.count({ where: { jobId: job } })).toBe(6);
+  });
 });
