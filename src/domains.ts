@@ -18,6 +18,7 @@ import { createLocalExecutor } from './integrations/local-executor';
 import { createVmhostExecutor, type VmhostTiming } from './integrations/vmhost-executor';
 import { targetsHandlers } from './integrations/targets-handlers';
 import { createTargetsService } from './integrations/targets-service';
+import { testedKeys } from './jobs/flow-control-fns';
 import { jobsHandlers } from './jobs/jobs-handlers';
 import { createJobsService } from './jobs/jobs-service';
 import { jobsSweeps } from './jobs/jobs-sweeps';
@@ -140,7 +141,7 @@ export function createDomains({
     now,
     scheduleTriggers: jobsAcross.scheduleTriggers,
   });
-  const triggers = createTriggersService();
+  const triggers = createTriggersService({ flowKeys: testedKeys });
   const webhooks = createWebhooksService({
     box,
     baseUrl: config.baseUrl,

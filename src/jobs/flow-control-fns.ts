@@ -57,6 +57,9 @@ export const ttlMs = (flowControl: FlowControl | null | undefined): number | nul
 /** How long the window of the job's rate limit is, or null without one. */
 export const periodMs = (flowControl: FlowControl | null | undefined): number | null => (flowControl?.rateLimit ? durationMs(flowControl.rateLimit.period) : null);
 
+/** A debounce's period and its bound in milliseconds (no maxWait: no bound). */
+export const debounceMs = ({ period, maxWait }: Debounce) => ({ periodMs: durationMs(period)!, maxWaitMs: maxWait ? durationMs(maxWait)! : Infinity });
+
 /** Why the flow control cannot be saved for runs whose context holds `roots` (what the job's triggers give). */
 export function flowControlProblems(flowControl: FlowControl, { roots, from }: { roots: string[]; from: string }): string[] {
   checkDuration('flowControl.ttl', flowControl.ttl, RANGES.ttl);
@@ -91,9 +94,19 @@ const MAX_KEY = 200;
 
 export type CompiledKeys = Record<KeyedPart, CompiledCel | null>;
 
-/** Each keyed part's key, compiled (null: the part is unset, or keyless and so the whole job). */
+/**
+ * Each keyed part's key, compiled (null: the part is unset, or keyless and so the whole job); a key that
+ * does not compile throws CelProblem naming its field.
+ */
 export function compileKeys(flowControl: FlowControl): CompiledKeys {
-  return Object.fromEntries(KEYED_PARTS.map((part) => [part, flowControl[part]?.key ? compileCel(flowControl[part]!.key!) : null])) as CompiledKeys;
+  const compiled = (part: KeyedPart, key: string) => {
+    try {
+      return compileCel(key);
+    } catch (err) {
+      throw err instanceof CelProblem ? new CelProblem(`${keyField(part)} ${err.message}`) : err;
+    }
+  };
+  return Object.fromEntries(KEYED_PARTS.map((part) => [part, flowControl[part]?.key ? compiled(part, flowControl[part]!.key!) : null])) as CompiledKeys;
 }
 
 /** The key each of `parts` the job sets gives a run with `context`, or the first part's error. */
@@ -111,6 +124,22 @@ export function runKeys(
     keys[part] = outcome.key;
   }
   return { ok: true, keys };
+}
+
+/**
+ * What a condition test shows of flow control: the key each keyed part gives a run with `context`, or why
+ * one cannot be worked out (a key that does not compile says so too, as a test is sent unsaved drafts).
+ */
+export function testedKeys(flowControl: FlowControl, context: Record<string, unknown>): { keys: Partial<Record<KeyedPart, string | null>> } | { error: string } {
+  let compiled: CompiledKeys;
+  try {
+    compiled = compileKeys(flowControl);
+  } catch (err) {
+    if (err instanceof CelProblem) return { error: err.message };
+    throw err;
+  }
+  const outcome = runKeys(flowControl, compiled, context);
+  return outcome.ok ? { keys: outcome.keys } : { error: outcome.error };
 }
 
 /** The key of `part` for a run with `context` (null: the whole job is one key), or why there is none. */

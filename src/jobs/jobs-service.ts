@@ -146,7 +146,7 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
   }
 }
 
-/** The keyed parts for a run that is not debounced: a direct invocation, or a backtest's match. */
+/** The keyed parts for a run that is not debounced: a direct invocation. */
 const UNDEBOUNCED = ['concurrency', 'rateLimit'] as const;
 
 export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs }: JobsDeps) {
@@ -396,10 +396,10 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const compiled = compileKeys(flowControl);
       return {
         flowControl,
-        keysOf(context: Record<string, unknown>): { concurrencyKey: string | null; rateKey: string | null; keyError?: string } {
-          const outcome = runKeys(flowControl, compiled, context, UNDEBOUNCED);
-          if (!outcome.ok) return { concurrencyKey: null, rateKey: null, keyError: outcome.error };
-          return { concurrencyKey: outcome.keys.concurrency ?? null, rateKey: outcome.keys.rateLimit ?? null };
+        keysOf(context: Record<string, unknown>): { concurrencyKey: string | null; rateKey: string | null; debounceKey: string | null; keyError?: string } {
+          const outcome = runKeys(flowControl, compiled, context);
+          if (!outcome.ok) return { concurrencyKey: null, rateKey: null, debounceKey: null, keyError: outcome.error };
+          return { concurrencyKey: outcome.keys.concurrency ?? null, rateKey: outcome.keys.rateLimit ?? null, debounceKey: outcome.keys.debounce ?? null };
         },
       };
     },

@@ -50,32 +50,48 @@ export interface Arrival<T> {
   at: number;
   concurrencyKey: string | null;
   rateKey: string | null;
+  debounceKey?: string | null;
   keyError?: string;
   of: T;
 }
 
 export interface Simulated<T> {
-  outcome: 'started' | 'superseded' | 'skipped' | 'rate_limited' | 'key_error';
+  outcome: 'started' | 'superseded' | 'skipped' | 'rate_limited' | 'folded' | 'key_error';
   by?: T;
   message: string;
 }
 
+export interface SimulatedFlow {
+  concurrency: { limit: number; onConflict?: 'queue' | 'cancel-running' | 'skip' } | null;
+  rateLimit: { limit: number; periodMs: number; period: string } | null;
+  debounce?: { periodMs: number; maxWaitMs: number } | null;
+  runMs: number;
+}
+
 /**
- * What flow control would have made of `arrivals` (in time order): the rules of `onArrival` and of the rate
- * limit, with each run taken to last `runMs` and a queued one to start when its key has room. A model, not
- * a replay: the job's own `concurrencyLimit` and retries are left out.
+ * What flow control would have made of `arrivals` (in time order), in the order the run engine decides: a
+ * match folds into a run of its debounce key still waiting, else `onArrival` and the rate limit decide on a
+ * new run. Each run is taken to last `runMs` from its start: when its key has room, and not before its
+ * debounce period is over (each fold pushes it back, at most `maxWait` after the first). A model, not a
+ * replay: the job's own `concurrencyLimit`, ttl and retries are left out.
  */
-export function simulateFlow<T>(
-  arrivals: Arrival<T>[],
-  { concurrency, rateLimit, runMs }: { concurrency: { limit: number; onConflict?: 'queue' | 'cancel-running' | 'skip' } | null; rateLimit: { limit: number; periodMs: number; period: string } | null; runMs: number },
-): Simulated<T>[] {
+export function simulateFlow<T>(arrivals: Arrival<T>[], { concurrency, rateLimit, debounce = null, runMs }: SimulatedFlow): Simulated<T>[] {
   const outcomes: Simulated<T>[] = [];
-  const live = new Map<string, { index: number; endsAt: number }[]>();
+  type Planned = { index: number; firstAt: number; startsAt: number };
+  const live = new Map<string, Planned[]>();
+  const waiting = new Map<string, Planned>();
   const created = new Map<string, number[]>();
+  const ongoing = (run: Planned, at: number) => run.startsAt + runMs > at && outcomes[run.index].outcome === 'started';
   arrivals.forEach((arrival, index) => {
     if (arrival.keyError !== undefined) return void outcomes.push({ outcome: 'key_error', message: arrival.keyError });
+    const debounceKey = arrival.debounceKey ?? '~';
+    const folding = debounce && waiting.get(debounceKey);
+    if (folding && folding.startsAt > arrival.at && outcomes[folding.index].outcome === 'started') {
+      folding.startsAt = Math.max(folding.startsAt, Math.min(arrival.at + debounce.periodMs, folding.firstAt + debounce.maxWaitMs));
+      return void outcomes.push({ outcome: 'folded', by: arrivals[folding.index].of, message: 'would start nothing: folded into the waiting run of an earlier delivery (debounce)' });
+    }
     const key = arrival.concurrencyKey ?? '~';
-    const unfinished = (live.get(key) ?? []).filter((run) => run.endsAt > arrival.at && outcomes[run.index].outcome === 'started');
+    const unfinished = (live.get(key) ?? []).filter((run) => ongoing(run, arrival.at));
     const arrived = concurrency && onArrival(concurrency, unfinished.map((run) => ({ id: String(run.index) })));
     if (arrived?.skippedFor) {
       return void outcomes.push({ outcome: 'skipped', by: arrivals[Number(arrived.skippedFor)].of, message: 'would start nothing: the run of an earlier delivery would hold its key (skip)' });
@@ -89,9 +105,11 @@ export function simulateFlow<T>(
     for (const older of arrived?.supersede ?? []) {
       outcomes[Number(older)] = { outcome: 'superseded', by: arrival.of, message: 'would start a run, superseded by the run of a later delivery (cancel-running)' };
     }
-    const holding = unfinished.filter((run) => outcomes[run.index].outcome === 'started').map((run) => run.endsAt).sort((a, b) => a - b);
-    const startsAt = concurrency && holding.length >= concurrency.limit ? holding[holding.length - concurrency.limit] : arrival.at;
-    live.set(key, [...(live.get(key) ?? []), { index, endsAt: startsAt + runMs }]);
+    const holding = unfinished.filter((run) => outcomes[run.index].outcome === 'started').map((run) => run.startsAt + runMs).sort((a, b) => a - b);
+    const notBefore = arrival.at + (debounce?.periodMs ?? 0);
+    const planned = { index, firstAt: arrival.at, startsAt: Math.max(notBefore, concurrency && holding.length >= concurrency.limit ? holding[holding.length - concurrency.limit] : 0) };
+    live.set(key, [...(live.get(key) ?? []), planned]);
+    if (debounce) waiting.set(debounceKey, planned);
     outcomes.push({ outcome: 'started', message: 'would start a run' });
   });
   return outcomes;

@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { durationMs, periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
+import { debounceMs, periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
 import { Conflict, NotFound, RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
@@ -126,7 +126,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     // Dispatch also ends the runs whose time in the queue is over and starts a waiting run when its time comes.
     const dispatchIn = (delayMs?: number) => runner.dispatch(db.$tenant().id, run.jobId, delayMs);
     // Debounced: a run of the key still waiting takes this one's place, and waits again.
-    const folding = debounce && { key: debounce.runKey ?? '~', periodMs: durationMs(debounce.period)!, maxWaitMs: debounce.maxWait ? durationMs(debounce.maxWait)! : Infinity };
+    const folding = debounce && { key: debounce.runKey ?? '~', ...debounceMs(debounce) };
     const keyLimit = concurrency?.onConflict === 'skip' ? concurrency.limit : null;
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
     const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];

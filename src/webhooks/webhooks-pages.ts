@@ -48,7 +48,7 @@ function decisionBlock(decision: Decision, jobName: string): Html {
   return html`<section class="decision"><h3><a href="/console/jobs/${encodeURIComponent(decision.jobId)}">${jobName}</a>, trigger <code>${decision.triggerId}</code>: ${decision.decision}</h3>
 ${decision.error ? html`<p class="error">${decision.error}</p>` : null}
 ${decision.runId ? html`<p>Started <a href="/console/runs/${encodeURIComponent(decision.runId)}">${decision.runId}</a>.</p>` : null}
-${decision.flowControl ? html`<p>Flow control started no run: ${decision.flowControl.message}${decision.flowControl.runId ? html` (<a href="/console/runs/${encodeURIComponent(decision.flowControl.runId)}">the run holding the key</a>)` : null}</p>` : null}
+${decision.flowControl ? html`<p>Flow control started no run: ${decision.flowControl.message}${decision.flowControl.runId ? html` (<a href="/console/runs/${encodeURIComponent(decision.flowControl.runId)}">${decision.flowControl.action === 'folded' ? 'the run it folded into' : 'the run holding the key'}</a>)` : null}</p>` : null}
 ${table(['Part', 'Operator', 'Expected', 'Found', 'Result'], leaves, 'No conditions: every delivery of its events matches.')}
 </section>`;
 }

@@ -18,7 +18,7 @@ import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import { simulateFlow } from '../runs/runs-fns';
 import type { RunsService } from '../runs/runs-service';
-import { durationMs } from '../jobs/flow-control-fns';
+import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
@@ -240,9 +240,9 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
         const decisions = decideDelivery(bySource.get(delivery.sourceId) ?? [], name, delivery.context as Record<string, unknown>).map(({ decision }) => decision);
         return { activityId: delivery.id, deliveryId: delivery.deliveryId, event: name, receivedAt: delivery.receivedAt.toISOString(), decisions };
       });
-      const { concurrency, rateLimit } = flow.flowControl;
+      const { concurrency, rateLimit, debounce } = flow.flowControl;
       let assumedRunSeconds: number | undefined;
-      if (concurrency || rateLimit) {
+      if (concurrency || rateLimit || debounce) {
         const runMs = concurrency ? await runs.typicalRunMs(db, job.id) : 0;
         if (concurrency) assumedRunSeconds = Math.round(runMs / 100) / 10;
         // The matches in time order (results are newest first), each with the keys its run would take.
@@ -251,7 +251,12 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
           const context = { ...(deliveries[results.length - 1 - i].context as Record<string, unknown>), job: identity };
           return result.decisions.filter((decision) => decision.decision === 'match').map((decision) => ({ at: new Date(result.receivedAt).getTime(), ...flow.keysOf(context), of: { decision, activityId: result.activityId } }));
         });
-        const outcomes = simulateFlow(arrivals, { concurrency: concurrency ?? null, rateLimit: rateLimit ? { ...rateLimit, periodMs: durationMs(rateLimit.period)! } : null, runMs });
+        const outcomes = simulateFlow(arrivals, {
+          concurrency: concurrency ?? null,
+          rateLimit: rateLimit ? { ...rateLimit, periodMs: durationMs(rateLimit.period)! } : null,
+          debounce: debounce ? debounceMs(debounce) : null,
+          runMs,
+        });
         outcomes.forEach(({ outcome, by, message }, i) => {
           arrivals[i].of.decision.flowControl = { outcome, ...(by && { byActivityId: by.activityId }), message };
         });

@@ -54,6 +54,19 @@ it('names an identifier the context does not hold, with its column, and the name
   expect(res.body).toMatchObject({ decision: 'error', error: expect.stringMatching(/^CEL: `webhook` \(column 31\) is not in the context, whose names are `source`, .*`payload`/) });
 });
 
+it('says which key a flow control gives a run of the delivery, or why it has none', async () => {
+  const flowControl = { concurrency: { key: 'payload.issue.number', limit: 1, onConflict: 'cancel-running' }, rateLimit: { limit: 5, period: '1h' }, debounce: { key: 'payload.label.name + "/" + payload.repository.full_name', period: '30s' } };
+  const keyed = await call(app, 'POST', PATH, { headers: writer, body: { ...example, flowControl } });
+  expect(keyed.status).toBe(200);
+  expect(keyed.body).toMatchObject({ decision: 'match', flowControl: { keys: { concurrency: '42', rateLimit: null, debounce: '"agent/acme/widgets"' } } });
+  const missing = await call(app, 'POST', PATH, { headers: writer, body: { ...example, flowControl: { concurrency: { key: 'payload.pull_request.number', limit: 1 } } } });
+  expect(missing.body.flowControl).toEqual({ error: expect.stringContaining('`flowControl.concurrency.key`') });
+  const broken = await call(app, 'POST', PATH, { headers: writer, body: { ...example, flowControl: { rateLimit: { key: 'payload.(', limit: 1, period: '1m' } } } });
+  expect([broken.status, broken.body.flowControl]).toEqual([200, { error: expect.stringMatching(/^`flowControl.rateLimit.key` /) }]);
+  const unsent = await call(app, 'POST', PATH, { headers: writer, body: example });
+  expect(unsent.body.flowControl).toBeUndefined();
+});
+
 it('needs flows:write', async () => {
   const reader = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db), { scopes: ['flows:read', 'runs:write'] })}` };
   const res = await call(app, 'POST', PATH, { headers: reader, body: example });

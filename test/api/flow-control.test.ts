@@ -350,6 +350,10 @@ describe('backtest', () => {
     expect((supersededBy.get(pushed[0]) as any).byActivityId).toBe(pushed[1]);
     const limited = byActivity((await backtest({ rateLimit: { key: 'payload.pull_request.number', limit: 2, period: '1h' } })).body);
     expect(pushed.map((id) => (limited.get(id) as any).outcome)).toEqual(['started', 'started', 'rate_limited']);
+    // Debounced by pull request, the later pushes fold into the first one's waiting run.
+    const folded = byActivity((await backtest({ debounce: { key: 'payload.pull_request.number', period: '1m' } })).body);
+    expect(pushed.map((id) => (folded.get(id) as any).outcome)).toEqual(['started', 'folded', 'folded']);
+    expect(pushed.slice(1).map((id) => (folded.get(id) as any).byActivityId)).toEqual([pushed[0], pushed[0]]);
     const typo = await backtest({ concurrency: { key: 'paylod.pull_request.number', limit: 1 } });
     expect([typo.status, typo.body.error.code]).toEqual([400, 'invalid_conditions']);
   });

@@ -123,4 +123,19 @@ describe('simulateFlow', () => {
     const results = simulateFlow([...arrivals(0, 1000, 2000, 61_000), { at: 62_000, concurrencyKey: null, rateKey: null, keyError: 'no key', of: 'd5' }], { concurrency: null, rateLimit: { limit: 2, periodMs: 60_000, period: '1m' }, runMs: 0 });
     expect(outcomes(results)).toEqual(['started', 'started', 'rate_limited', 'started', 'key_error']);
   });
+  it('folds a debounce key\'s matches into its waiting run, each pushing its start back a period, at most maxWait after the first', () => {
+    const debounce = { periodMs: 10_000, maxWaitMs: 25_000 };
+    // 0 waits until 10 s; 8 s and 16 s push it to 26 s, capped at 25 s; 24 s still folds; 30 s finds it started.
+    const results = simulateFlow(arrivals(0, 8000, 16_000, 24_000, 30_000), { concurrency: null, rateLimit: null, debounce, runMs: 60_000 });
+    expect(outcomes(results)).toEqual(['started', 'folded by d1', 'folded by d1', 'folded by d1', 'started']);
+    const keyed = [{ at: 0, concurrencyKey: null, rateKey: null, debounceKey: 'a', of: 'a1' }, { at: 1000, concurrencyKey: null, rateKey: null, debounceKey: 'b', of: 'b1' }, { at: 2000, concurrencyKey: null, rateKey: null, debounceKey: 'a', of: 'a2' }];
+    expect(outcomes(simulateFlow(keyed, { concurrency: null, rateLimit: null, debounce, runMs: 0 }))).toEqual(['started', 'started', 'folded by a1']);
+  });
+  it('counts only the runs a debounce creates against the rate limit, and lets cancel-running supersede a run that started', () => {
+    const debounce = { periodMs: 1000, maxWaitMs: Infinity };
+    const limited = simulateFlow(arrivals(0, 500, 5000, 9000), { concurrency: null, rateLimit: { limit: 2, periodMs: 60_000, period: '1m' }, debounce, runMs: 60_000 });
+    expect(outcomes(limited)).toEqual(['started', 'folded by d1', 'started', 'rate_limited']);
+    const superseding = simulateFlow(arrivals(0, 500, 5000), { concurrency: { limit: 1, onConflict: 'cancel-running' }, rateLimit: null, debounce, runMs: 60_000 });
+    expect(outcomes(superseding)).toEqual(['superseded by d3', 'folded by d1', 'started']);
+  });
 });

@@ -258,6 +258,11 @@ export interface paths {
          *     `details` holds the failing leaf. Evaluation fails closed: an `error` never starts a run. Without
          *     `conditions` the decision is `match` with empty `details`.
          *
+         *     **Flow control.** Send a job's `flowControl` (or a draft) too, and the answer's `flowControl` says
+         *     which key each of its keyed parts gives a run started by this delivery (`keys`), or why one cannot
+         *     be worked out (`error`: such a delivery would start no run). To see what flow control makes of many
+         *     deliveries over time, backtest the job.
+         *
          *     **Cost.** `if` is refused before it runs when its estimated cost over the context exceeds 1,000,000
          *     steps (a comprehension such as `all` or `exists` counts its body once per value of the context), and
          *     expressions above 1,000 nodes are refused. JSON numbers are CEL doubles: write `payload.n + 1.0`.
@@ -1447,6 +1452,8 @@ export interface components {
             conditions?: {
                 [key: string]: unknown;
             };
+            /** @description A job's flow control (or a draft of it). When sent, the answer's `flowControl` says which key each of its keyed parts gives a run started by this delivery, or why one cannot be worked out. */
+            flowControl?: components["schemas"]["JobFlowControl"];
         };
         /**
          * @description The outcome of evaluating conditions against a context.
@@ -1507,6 +1514,15 @@ export interface components {
             details: {
                 [key: string]: unknown;
             }[];
+            /** @description Present when the request sent `flowControl`: the key each keyed part (`concurrency`, `rateLimit`, `debounce`) the flow control sets gives a run started by this delivery, as runs of one key share it (the value's JSON, so `42` and `"42"` differ; a long one as its hash), `null` for a part without `key` (the whole job is one key). When a key cannot be worked out, `error` says why and `keys` is absent: such a delivery starts no run (`key_error`). */
+            flowControl?: {
+                keys?: {
+                    concurrency?: string | null;
+                    rateLimit?: string | null;
+                    debounce?: string | null;
+                };
+                error?: string;
+            };
         };
         /**
          * @description Starts a run when a delivery to a webhook source matches one of `events` and the `conditions` hold. The conditions and the templates see the prepared webhook context.
@@ -2305,16 +2321,16 @@ export interface components {
                  * @description When the delivery was received.
                  */
                 receivedAt: string;
-                /** @description One decision per evaluated trigger. Under the job's flow control (`concurrency`, `rateLimit`), applied to the matches in time order, a match says what became of it (`flowControl`). */
+                /** @description One decision per evaluated trigger. Under the job's flow control (`concurrency`, `rateLimit`, `debounce`), applied to the matches in time order, a match says what became of it (`flowControl`). */
                 decisions: (components["schemas"]["TriggerDecision"] & {
                     /** @description What the job's flow control would have done with this match. */
                     flowControl?: {
                         /**
-                         * @description `started`; `superseded` (started, then stopped by the run of a later delivery, `cancel-running`); `skipped` (its key was busy, `skip`); `rate_limited`; or `key_error`.
+                         * @description `started`; `superseded` (started, then stopped by the run of a later delivery, `cancel-running`); `skipped` (its key was busy, `skip`); `rate_limited`; `folded` (into the run of an earlier delivery still waiting out its `debounce` period, which then takes this delivery's context); or `key_error`.
                          * @enum {string}
                          */
-                        outcome: "started" | "superseded" | "skipped" | "rate_limited" | "key_error";
-                        /** @description The delivery whose run superseded this one (`superseded`), or whose run held the key (`skipped`). */
+                        outcome: "started" | "superseded" | "skipped" | "rate_limited" | "folded" | "key_error";
+                        /** @description The delivery whose run superseded this one (`superseded`), whose run held the key (`skipped`), or whose waiting run this one folded into (`folded`). */
                         byActivityId?: string;
                         /** @description What flow control would have decided, in a sentence. */
                         message: string;
