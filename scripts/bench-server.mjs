@@ -4,7 +4,8 @@
 //   sqlite-insert   baseline (a): bare Express 5 + better-sqlite3, one prepared INSERT of a run-like row
 //   prisma-create   baseline (b): Express 5 + one Prisma `create` of a run, on the app's own schema
 //   app             the built app on a fresh embedded database, with a bearer token for every scope
-//   app-agent       the same with a local target whose agent is `true` (sandboxed, as by default)
+//   app-agent       the same with a local target whose agent is `true` (sandboxed, as by default), or
+//                   BENCH_AGENT_COMMAND
 //   app-pg          app-agent on the PostgreSQL database BENCH_DATABASE_URL (migrated on start if it lacks
 //                   migrations), with FLOWS_SECRET_KEY=BENCH_SECRET_KEY and BASE_URL=BENCH_BASE_URL shared by
 //                   the instances on it, and what main.ts starts beside the app (heartbeat, recovery,
@@ -115,7 +116,7 @@ process.on('SIGTERM', () => {
 
 // The retention settings pass through (the `retention` part of the bench sets them).
 const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_')));
-const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: 'true', ...retention });
+const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...retention });
 const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));

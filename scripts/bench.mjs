@@ -199,13 +199,13 @@ async function measureIntake() {
 }
 
 /**
- * The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent; with
- * `flowControl` on the matching job, which does `flow` with its runs (see measureE2e).
+ * The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent (`true`,
+ * or `agent`); with `flowControl` on the matching job, which does `flow` with its runs (see measureE2e).
  */
-async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BENCH_E2E_DURATION ?? 20), flowControl, flow } = {}) {
+async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BENCH_E2E_DURATION ?? 20), flowControl, flow, agent } = {}) {
   const e2eDir = path.join(dir, name);
   mkdirSync(e2eDir);
-  const app = await startServer('app-agent', e2eDir);
+  const app = await startServer('app-agent', e2eDir, agent && { env: { BENCH_AGENT_COMMAND: agent } });
   const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer, { flowControl });
   const result = await measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration, connections: CONNECTIONS, flow });
   await stop(app.child);
@@ -215,9 +215,12 @@ async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BEN
 /**
  * The `flow` part: the end-to-end row with the matching job keyed by issue under `cancel-running` and
  * under `debounce`, between two plain rows, each on a fresh app; the ratios are to the plain rows' mean.
+ * The agent takes BENCH_FLOW_AGENT_SECONDS (1) to finish, so that a run of an issue is still going when
+ * the issue's next delivery comes and cancel-running has runs to supersede.
  */
 async function measureFlowControl() {
   const duration = Number(process.env.BENCH_E2E_DURATION ?? 5);
+  const agent = `sleep ${Number(process.env.BENCH_FLOW_AGENT_SECONDS ?? 1)}`;
   const key = 'payload.issue.number';
   const variants = [
     ['plain', {}],
@@ -226,8 +229,8 @@ async function measureFlowControl() {
     ['plain, again', {}],
   ];
   const rows = [];
-  for (const [label, options] of variants) rows.push([label, await measureEndToEnd({ name: `flow-${rows.length}`, duration, ...options })]);
-  return rows;
+  for (const [label, options] of variants) rows.push([label, await measureEndToEnd({ name: `flow-${rows.length}`, duration, agent, ...options })]);
+  return { agent, rows };
 }
 
 /**
@@ -483,11 +486,11 @@ async function main() {
     console.log(JSON.stringify({ e2e, baselineA: a.rps }));
   }
   if (flow) {
-    const plain = flow.filter(([label]) => label.startsWith('plain')).map(([, row]) => row);
+    const plain = flow.rows.filter(([label]) => label.startsWith('plain')).map(([, row]) => row);
     const mean = (pick) => plain.reduce((sum, row) => sum + pick(row), 0) / plain.length;
     const [accepted, finished] = [mean((row) => row.acceptedPerSecond), mean((row) => row.finishedPerSecond)];
-    console.log('flow control, end to end (1,000 triggers, one match, the deliveries about 50 issues in turn, the matching job keyed by issue); × plain: to the mean of the plain rows');
-    for (const [label, row] of flow) {
+    console.log(`flow control, end to end (1,000 triggers, one match, the deliveries about 50 issues in turn, the matching job keyed by issue, agent \`${flow.agent}\`); × plain: to the mean of the plain rows`);
+    for (const [label, row] of flow.rows) {
       console.log(
         `  ${label.padEnd(16)} accepted ${row.acceptedPerSecond.toFixed(0).padStart(5)}/s (${(row.acceptedPerSecond / accepted).toFixed(2)} × plain, ${(row.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${row.p99} ms); ` +
           `finished ${row.finishedPerSecond.toFixed(1)} deliveries/s (${(row.finishedPerSecond / finished).toFixed(2)} × plain); ${row.accepted} deliveries, ${row.runs} runs, ${row.superseded} superseded, drain ${row.drainSeconds.toFixed(1)} s`,

@@ -28,6 +28,7 @@ import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
+import { createPacing } from './lib/pacing';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
 import { createRunner } from './runs/runner';
@@ -155,7 +156,7 @@ export function createDomains({
   });
 
   const diagnostics = createDiagnosticsService({ box, outbound, timing: vmhostTiming });
-  const retention = createRetention({ config: config.retention, runs: sweeps, webhooks: webhooksSweeps(db), events: eventsSweeps(db) });
+  const retention = createRetention({ config: config.retention, runs: sweeps, webhooks: webhooksSweeps(db), events: eventsSweeps(db), intakeBusy: webhooks.intakeBusy });
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
@@ -176,18 +177,34 @@ export type Domains = ReturnType<typeof createDomains>;
  * inside its minute, and a backlog goes on at the next.
  */
 const PRUNE_SLICE_MS = { runs: 10_000, activity: 5_000, deliveries: 5_000 };
+/** While deliveries arrive faster than the loop can take, pruning takes at most this share of it. */
+const PRUNE_SHARE = 0.1;
 
 /**
  * What the operator keeps (FLOWS_RETENTION_DAYS, FLOWS_RETENTION_MAX_RUNS_PER_JOB): each turn deletes, in
  * small batches, finished runs with their traces, webhook activity and finished event deliveries older than
- * the days kept, and finished runs beyond a job's newest ones.
+ * the days kept, and finished runs beyond a job's newest ones. Each batch waits its turn of the event loop,
+ * and yields to intake as evaluation does, so that requests are answered while a backlog is pruned.
  */
-function createRetention({ config, runs, webhooks, events }: { config: Config['retention']; runs: RunsSweeps; webhooks: ReturnType<typeof webhooksSweeps>; events: ReturnType<typeof eventsSweeps> }) {
+function createRetention({
+  config,
+  runs,
+  webhooks,
+  events,
+  intakeBusy,
+}: {
+  config: Config['retention'];
+  runs: RunsSweeps;
+  webhooks: ReturnType<typeof webhooksSweeps>;
+  events: ReturnType<typeof eventsSweeps>;
+  intakeBusy: () => boolean;
+}) {
+  const { step } = createPacing({ share: PRUNE_SHARE, foregroundBusy: intakeBusy });
   const batches = async (prune: () => Promise<number>, size: number, sliceMs: number) => {
     const until = Date.now() + sliceMs;
     let removed = 0;
     for (let count = size; count === size && Date.now() < until; ) {
-      count = await prune();
+      count = await step(prune);
       removed += count;
     }
     return removed;
@@ -196,7 +213,7 @@ function createRetention({ config, runs, webhooks, events }: { config: Config['r
     async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number }> {
       const before = config.days > 0 ? new Date(at.getTime() - config.days * 86_400_000) : null;
       return {
-        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, until: Date.now() + PRUNE_SLICE_MS.runs }),
+        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, until: Date.now() + PRUNE_SLICE_MS.runs, step }),
         activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500, PRUNE_SLICE_MS.activity) : 0,
         deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500, PRUNE_SLICE_MS.deliveries) : 0,
       };

@@ -17,6 +17,9 @@ export interface UnfinishedRun {
   attempt: number;
 }
 
+/** Runs one batch of background work, as the caller paces it. */
+export type Step = <T>(work: () => Promise<T>) => Promise<T>;
+
 /** Most orphaned runs ended per sweep: the next sweep takes the rest. */
 const ORPHANS_PER_SWEEP = 500;
 
@@ -80,11 +83,11 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
 
     /**
      * Deletes finished runs (and their traces) that finished before `before`, and those beyond the newest
-     * `maxPerJob` of their job, in batches of `batch` (each its own short statements), batch after batch
-     * until the time `until` (epoch ms) has come; never an unfinished run, nor one an unfinished run
-     * replays or was started by. Answers how many it deleted.
+     * `maxPerJob` of their job, in batches of `batch` (each its own short statements, and each a `step`, which
+     * lets requests in between), batch after batch until the time `until` (epoch ms) has come; never an
+     * unfinished run, nor one an unfinished run replays or was started by. Answers how many it deleted.
      */
-    async pruneRuns({ before, maxPerJob, batch = 100, until }: { before: Date | null; maxPerJob: number; batch?: number; until: number }): Promise<number> {
+    async pruneRuns({ before, maxPerJob, batch = 100, until, step = (work) => work() }: { before: Date | null; maxPerJob: number; batch?: number; until: number; step?: Step }): Promise<number> {
       let removed = 0;
       const drop = async (candidates: { id: string; tenantId: string }[]) => {
         const ids = candidates.map((run) => run.id);
@@ -101,33 +104,41 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
         await db.runEvent.deleteMany({ where: { runId: { in: gone } } });
         removed += (await db.run.deleteMany({ where: { id: { in: gone }, finishedAt: { not: null } } })).count;
       };
-      // By age: oldest first, on past the ones kept.
+      // By age: oldest first, on past the ones kept. The cursor is one range of the (finishedAt, id) index,
+      // read in its order: an OR of two ranges would have the database sort every old run for each batch.
       let cursor: { finishedAt: Date; id: string } | null = null;
       while (before && Date.now() < until) {
         const after: { finishedAt: Date; id: string } | null = cursor;
-        const candidates: { id: string; tenantId: string; finishedAt: Date | null }[] = await db.run.findMany({
-          where: { finishedAt: { lt: before }, ...(after && { OR: [{ finishedAt: { gt: after.finishedAt } }, { finishedAt: after.finishedAt, id: { gt: after.id } }] }) },
-          orderBy: [{ finishedAt: 'asc' }, { id: 'asc' }],
-          take: batch,
-          select: { id: true, tenantId: true, finishedAt: true },
+        const candidates = await step(async (): Promise<{ id: string; tenantId: string; finishedAt: Date | null }[]> => {
+          const found = await db.run.findMany({
+            where: { finishedAt: { lt: before, ...(after && { gte: after.finishedAt }) }, ...(after && { NOT: { finishedAt: after.finishedAt, id: { lte: after.id } } }) },
+            orderBy: [{ finishedAt: 'asc' }, { id: 'asc' }],
+            take: batch,
+            select: { id: true, tenantId: true, finishedAt: true },
+          });
+          if (found.length) await drop(found);
+          return found;
         });
         if (!candidates.length) break;
-        await drop(candidates);
         const last = candidates[candidates.length - 1];
         cursor = { finishedAt: last.finishedAt!, id: last.id };
         if (candidates.length < batch) break;
       }
-      // By count: the finished runs of a job older than its newest `maxPerJob` runs.
+      // By count: the finished runs of a job older than its newest `maxPerJob` runs. Each job's edge is a
+      // walk of its own index entries, not a count over every run there is.
       if (maxPerJob > 0 && Date.now() < until) {
-        const crowded = await db.run.groupBy({ by: ['tenantId', 'jobId'], _count: { _all: true }, having: { id: { _count: { gt: maxPerJob } } } });
-        for (const { tenantId, jobId } of crowded) {
-          const [edge] = await db.run.findMany({ where: { tenantId, jobId }, orderBy: { id: 'desc' }, skip: maxPerJob, take: 1, select: { id: true } });
+        for (const { tenantId, id: jobId } of await db.job.findMany({ select: { tenantId: true, id: true } })) {
+          const [edge] = await step(() => db.run.findMany({ where: { tenantId, jobId }, orderBy: { id: 'desc' }, skip: maxPerJob, take: 1, select: { id: true } }));
           while (edge && Date.now() < until) {
-            const candidates = await db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } });
             const before = removed;
-            if (candidates.length) await drop(candidates);
+            const candidates = await step(async () => {
+              const found = await db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } });
+              if (found.length) await drop(found);
+              return found;
+            });
             if (candidates.length < batch || removed === before) break;
           }
+          if (Date.now() >= until) break;
         }
       }
       return removed;

@@ -69,7 +69,8 @@ export interface WebhooksDeps {
 export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
-  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy: () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS });
+  const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
+  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy });
   // Deliveries arriving together are written with one statement.
   const recordTogether = batchedBy<{ tenantId: string; activity: NewActivity }>(
     (item) => item.tenantId,
@@ -290,6 +291,9 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
 
     /** Evaluates the deliveries left waiting by a stop or a failure (at start). */
     resumeEvaluation: evaluation.soon,
+
+    /** Whether deliveries are arriving: background work yields to them. */
+    intakeBusy,
   };
 }
 

@@ -1,12 +1,14 @@
 // Retention on a real server and database: what is older than the days kept goes (finished runs with
 // their traces, evaluated webhook activity, finished event deliveries), and a job keeps only its newest
-// finished runs; an unfinished run, and a finished one an unfinished run replays, are never touched.
+// finished runs; an unfinished run, and a finished one an unfinished run replays, are never touched; and
+// requests are answered while a backlog is pruned.
 import request from 'supertest';
 import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
 import { createJob, githubDelivery, runSettled } from '../support/kit';
+import { newId } from '../../src/lib/ids';
 import { until } from '../support/until';
 
 let app: TestApp;
@@ -85,4 +87,23 @@ it('keeps a job\'s newest finished runs, by the operator\'s count', async () => 
   }
   expect((await app.retention.prune()).runs).toBe(2);
   expect(await Promise.all(runs.map(exists))).toEqual([false, false, true, true, true]);
+});
+
+it('answers requests while it prunes a backlog, batch by batch', async () => {
+  const job = await createJob(app, bearer, { name: 'Backlog', promptTemplate: 'x', executionTargetId: 'local' });
+  const tenantId = owner.tenantId;
+  const old = (i: number) => ({ id: newId('run', longAgo.getTime() + i), tenantId, jobId: job.id, name: 'Old', state: 'succeeded', triggerType: 'invocation', prompt: 'x', inputs: {}, finishedAt: longAgo });
+  await app.database.db.run.createMany({ data: Array.from({ length: 3000 }, (_, i) => old(i)) });
+  let pruning = true;
+  const pruned = app.retention.prune().finally(() => (pruning = false));
+  // Each answer that comes while the turn still runs: the turn lets requests in between its batches.
+  let answeredMeanwhile = 0;
+  while (pruning) {
+    const res = await api('GET', '/api/v1/me');
+    expect(res.status).toBe(200);
+    if (pruning) answeredMeanwhile++;
+  }
+  expect((await pruned).runs).toBe(3000);
+  expect(answeredMeanwhile).toBeGreaterThan(0);
+  expect(await app.database.db.run.count({ where: { jobId: job.id } })).toBe(0);
 });
