@@ -115,6 +115,13 @@ it('creates a job from a file, invokes it with --wait, and watches runs to their
   expect(events.map((event: { seq: number }) => event.seq)).toEqual(events.map((_: unknown, i: number) => i + 1));
   const listed = JSON.parse((await flows(['runs', 'list', '--job', 'say-hello', '--json'])).stdout);
   expect(listed).toHaveLength(3);
+
+  // The key a flow control gives a delivery's run.
+  const [webhook, flowControl] = [path.join(config, 'webhook.json'), path.join(config, 'flow.json')];
+  writeFileSync(webhook, JSON.stringify({ event: 'pull_request', action: 'synchronize', payload: { pull_request: { number: 42 } } }));
+  writeFileSync(flowControl, JSON.stringify({ concurrency: { key: 'payload.pull_request.number', limit: 1, onConflict: 'cancel-running' }, rateLimit: { limit: 5, period: '1h' } }));
+  const keyed = await flows(['conditions', 'test', '--webhook', webhook, '--flow-control', flowControl]);
+  expect([keyed.code, keyed.stdout]).toEqual([0, expect.stringMatching(/match\n.*concurrency key: 42\n.*rateLimit key: .*none: the whole job is one key/s)]);
 });
 
 it('says what went wrong in plain words, with the documented exit codes', async () => {

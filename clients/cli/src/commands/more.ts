@@ -11,13 +11,20 @@ export function moreCommands(program: Command) {
     .description('evaluate conditions against a prepared webhook context')
     .requiredOption('--webhook <file>', 'the webhook context as JSON (as webhook activity stores it)')
     .option('--conditions <file>', 'the conditions as JSON')
+    .option('--flow-control <file>', "a job's flowControl as JSON: says which key each keyed part gives this delivery's run")
     .action(
-      action(async ({ flows, print }, options: { webhook: string; conditions?: string }) => {
+      action(async ({ flows, print }, options: { webhook: string; conditions?: string; flowControl?: string }) => {
         const result = await flows.conditions.test({
           webhook: jsonArgument(`@${options.webhook}`, 'the webhook context') as Record<string, unknown>,
           ...(options.conditions ? { conditions: jsonArgument(`@${options.conditions}`, 'the conditions') as Record<string, unknown> } : {}),
+          ...(options.flowControl ? { flowControl: jsonArgument(`@${options.flowControl}`, 'the flow control') as NonNullable<Parameters<typeof flows.conditions.test>[0]['flowControl']> } : {}),
         });
-        print.value(result, () => print.line(`${bold(result.decision)}${'error' in result && result.error ? `: ${result.error}` : ''}`));
+        print.value(result, () => {
+          print.line(`${bold(result.decision)}${'error' in result && result.error ? `: ${result.error}` : ''}`);
+          const flow = result.flowControl;
+          if (flow?.error) print.line(`flow control: no key (${flow.error})`);
+          for (const [part, key] of Object.entries(flow?.keys ?? {})) print.line(`${part} key: ${key ?? dim('none: the whole job is one key')}`);
+        });
       }),
     );
 
