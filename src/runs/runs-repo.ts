@@ -79,6 +79,8 @@ export interface MoveExtra {
 }
 
 const ACTIVE = ACTIVE_STATES.map((state) => `'${state}'`).join(', ');
+/** States of a run that has not begun to end: it holds a place of its concurrency key. */
+const UNENDED: RunState[] = ['queued', 'starting', 'running'];
 const EVENT_COLUMNS = '"id", "tenantId", "runId", "seq", "at", "type", "data"';
 
 /** The entries as rows `(k, type, data)`, k counting from 1, to join with the run they are appended to. */
@@ -135,7 +137,7 @@ export function createRunsRepo(db: TenantDb) {
         debounced && { lock: `debounce:${run.debounceKey}`, text: `NOT EXISTS (SELECT 1 FROM "Run" WHERE ${ofJob} AND "debounceKey" = ? AND "state" = 'queued')`, params: [tenantId, run.jobId, run.debounceKey ?? null] },
         keyLimit != null && {
           lock: `concurrency:${run.concurrencyKey}`,
-          text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "concurrencyKey" ${run.concurrencyKey == null ? 'IS NULL' : '= ?'} AND "state" IN ('queued', 'starting', 'running')) < ?`,
+          text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "concurrencyKey" ${run.concurrencyKey == null ? 'IS NULL' : '= ?'} AND "state" IN (${UNENDED.map((state) => `'${state}'`).join(', ')})) < ?`,
           params: [tenantId, run.jobId, ...(run.concurrencyKey == null ? [] : [run.concurrencyKey]), keyLimit],
         },
       ].filter((guard) => !!guard);
@@ -300,9 +302,9 @@ export function createRunsRepo(db: TenantDb) {
      * SQLite would walk all the job's runs in order rather than only the unfinished ones.
      */
     unfinishedOfKey: async (jobId: string, concurrencyKey: string | null) =>
-      (await db.run.findMany({ where: { jobId, concurrencyKey, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+      (await db.run.findMany({ where: { jobId, concurrencyKey, state: { in: UNENDED } }, select: { id: true, state: true } })).sort((a, b) => (a.id < b.id ? -1 : 1)),
 
-    unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: ['queued', 'starting', 'running'] } }, select: { id: true, state: true } }),
+    unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: UNENDED } }, select: { id: true, state: true } }),
   };
 }
 

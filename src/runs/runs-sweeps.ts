@@ -104,21 +104,26 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
         await db.runEvent.deleteMany({ where: { runId: { in: gone } } });
         removed += (await db.run.deleteMany({ where: { id: { in: gone }, finishedAt: { not: null } } })).count;
       };
+      /** One batch, as a step: the candidates `find` answers, dropped; answers them. */
+      const batchOf = <T extends { id: string; tenantId: string }>(find: () => Promise<T[]>) =>
+        step(async () => {
+          const found = await find();
+          if (found.length) await drop(found);
+          return found;
+        });
       // By age: oldest first, on past the ones kept. The cursor is one range of the (finishedAt, id) index,
       // read in its order: an OR of two ranges would have the database sort every old run for each batch.
       let cursor: { finishedAt: Date; id: string } | null = null;
       while (before && Date.now() < until) {
         const after: { finishedAt: Date; id: string } | null = cursor;
-        const candidates = await step(async (): Promise<{ id: string; tenantId: string; finishedAt: Date | null }[]> => {
-          const found = await db.run.findMany({
+        const candidates: { id: string; tenantId: string; finishedAt: Date | null }[] = await batchOf(() =>
+          db.run.findMany({
             where: { finishedAt: { lt: before, ...(after && { gte: after.finishedAt }) }, ...(after && { NOT: { finishedAt: after.finishedAt, id: { lte: after.id } } }) },
             orderBy: [{ finishedAt: 'asc' }, { id: 'asc' }],
             take: batch,
             select: { id: true, tenantId: true, finishedAt: true },
-          });
-          if (found.length) await drop(found);
-          return found;
-        });
+          }),
+        );
         if (!candidates.length) break;
         const last = candidates[candidates.length - 1];
         cursor = { finishedAt: last.finishedAt!, id: last.id };
@@ -131,11 +136,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
           const [edge] = await step(() => db.run.findMany({ where: { tenantId, jobId }, orderBy: { id: 'desc' }, skip: maxPerJob, take: 1, select: { id: true } }));
           while (edge && Date.now() < until) {
             const before = removed;
-            const candidates = await step(async () => {
-              const found = await db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } });
-              if (found.length) await drop(found);
-              return found;
-            });
+            const candidates = await batchOf(() => db.run.findMany({ where: { tenantId, jobId, id: { lte: edge.id }, finishedAt: { not: null } }, orderBy: { id: 'asc' }, take: batch, select: { id: true, tenantId: true } }));
             if (candidates.length < batch || removed === before) break;
           }
           if (Date.now() >= until) break;
