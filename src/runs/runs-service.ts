@@ -155,7 +155,8 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       if ((folding || keyLimit !== null) && look < 3) continue;
       if (!window) throw new Conflict('conflict', 'Other runs of the job were created at the same moment; try again.');
       const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window.limit, window.since);
-      throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, at);
+      // Retry-After counts from the refusal: a run of the key created since `at` leaves the window later than `at` + period.
+      throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, now());
     }
     notify(db.$tenant().id, 'queued', ids.id);
     for (const older of arrival?.supersede ?? []) {
