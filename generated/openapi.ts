@@ -1259,10 +1259,10 @@ export interface components {
              */
             at: string;
             /**
-             * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a chunk of agent output), `result`, `error`, `state_changed` (`data` has `from` and `to`).
+             * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a chunk of agent output), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;

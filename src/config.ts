@@ -3,6 +3,8 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { projectRoot } from './lib/paths';
+import { domainProblem, type NetworkMode } from './lib/egress-policy';
+import { DEFAULT_LIMITS, type ResourceLimits } from './lib/resource-limits';
 
 export type DatabaseProvider = 'sqlite' | 'postgresql';
 
@@ -62,8 +64,17 @@ export interface LocalAgent {
   timeoutSeconds: number;
   /** `bubblewrap` (the default): the agent sees its workspace and the system only. `off`: unsafe for webhook jobs. */
   sandbox?: 'bubblewrap' | 'off';
-  /** `none` cuts the sandboxed agent off the network; the default keeps it (agents call their model's API). */
-  network?: 'on' | 'none';
+  /**
+   * Where the sandboxed agent may connect, through its egress proxy: `public` (the default: the public
+   * internet), `allowlist` (the domains of `allow` only) or `none`. Never this machine or its networks.
+   */
+  network?: NetworkMode;
+  /** The domains of `allowlist` (FLOWS_LOCAL_AGENT_ALLOW). */
+  allow?: string[];
+  /** The unprivileged host user that runs the sandbox when the server runs as root (FLOWS_LOCAL_AGENT_UID). */
+  uid?: number;
+  /** Per run (FLOWS_LOCAL_AGENT_PIDS, …_MEMORY_MB, …_CPU_SECONDS, …_WORKSPACE_MB, …_TMP_MB, …_OUTPUT_MB). */
+  limits?: ResourceLimits;
   /** Host paths the sandboxed agent also sees, at the same place (FLOWS_LOCAL_AGENT_BIND). */
   binds?: SandboxBind[];
   /** Names of the server's environment variables passed on to the agent (FLOWS_LOCAL_AGENT_ENV). */
@@ -117,6 +128,31 @@ function sandboxBinds(env: NodeJS.ProcessEnv): SandboxBind[] {
     if (!existsSync(resolved)) throw new ConfigError('FLOWS_LOCAL_AGENT_BIND', `${resolved} does not exist`);
     return { path: resolved, writable: mode === 'rw' };
   });
+}
+
+/** FLOWS_LOCAL_AGENT_NETWORK and its allowlist; `on`, the name of `public` in earlier releases, is still taken. */
+function localNetwork(env: NodeJS.ProcessEnv): { network: NetworkMode; allow: string[] } {
+  const mode = oneOf(env, 'FLOWS_LOCAL_AGENT_NETWORK', ['public', 'allowlist', 'none', 'on'] as const, 'public');
+  const allow = list(env.FLOWS_LOCAL_AGENT_ALLOW).map((domain) => domain.toLowerCase());
+  for (const domain of allow) {
+    const problem = domainProblem(domain);
+    if (problem) throw new ConfigError('FLOWS_LOCAL_AGENT_ALLOW', problem);
+  }
+  if (mode === 'allowlist' && allow.length === 0) throw new ConfigError('FLOWS_LOCAL_AGENT_ALLOW', 'lists the domains the agent may reach with FLOWS_LOCAL_AGENT_NETWORK=allowlist (comma-separated; *.example.com for the names under it)');
+  if (mode !== 'allowlist' && allow.length > 0) throw new ConfigError('FLOWS_LOCAL_AGENT_ALLOW', 'applies only with FLOWS_LOCAL_AGENT_NETWORK=allowlist');
+  return { network: mode === 'on' ? 'public' : mode, allow };
+}
+
+function localLimits(env: NodeJS.ProcessEnv): ResourceLimits {
+  const limit = (name: string, fallback: number, min: number, max: number) => integer(env, `FLOWS_LOCAL_AGENT_${name}`, fallback, min, max);
+  return {
+    pids: limit('PIDS', DEFAULT_LIMITS.pids, 16, 1_000_000),
+    memoryMb: limit('MEMORY_MB', DEFAULT_LIMITS.memoryMb, 64, 1_048_576),
+    cpuSeconds: limit('CPU_SECONDS', DEFAULT_LIMITS.cpuSeconds, 1, 7 * 24 * 3600 * 64),
+    workspaceMb: limit('WORKSPACE_MB', DEFAULT_LIMITS.workspaceMb, 1, 1_048_576),
+    tmpMb: limit('TMP_MB', DEFAULT_LIMITS.tmpMb, 1, 1_048_576),
+    outputMb: limit('OUTPUT_MB', DEFAULT_LIMITS.outputMb, 1, 10_240),
+  };
 }
 
 export function providerOf(url: string): DatabaseProvider | null {
@@ -220,7 +256,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           command: env.FLOWS_LOCAL_AGENT_COMMAND,
           timeoutSeconds: integer(env, 'FLOWS_LOCAL_AGENT_TIMEOUT_SECONDS', DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS, 1, 7 * 24 * 3600),
           sandbox: oneOf(env, 'FLOWS_LOCAL_AGENT_SANDBOX', ['bubblewrap', 'off'] as const, 'bubblewrap'),
-          network: oneOf(env, 'FLOWS_LOCAL_AGENT_NETWORK', ['on', 'none'] as const, 'on'),
+          ...localNetwork(env),
+          uid: integer(env, 'FLOWS_LOCAL_AGENT_UID', 65534, 1, 4_294_967_294),
+          limits: localLimits(env),
           binds: sandboxBinds(env),
           env: list(env.FLOWS_LOCAL_AGENT_ENV).map((name) => {
             if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ConfigError('FLOWS_LOCAL_AGENT_ENV', `"${name}" is not a variable name`);

@@ -17,10 +17,11 @@ export interface RunSpec {
 
 /**
  * Why a run failed, as a retry tells them apart: the agent itself (`agent`), what runs it (`infrastructure`:
- * a provider's error, a lost VM or container, a command that could not start), or a run that cannot be
- * set up as it stands (`setup`: a target or image gone or refused), which trying again cannot mend.
+ * a provider's error, a lost VM or container, a command that could not start), a run that cannot be
+ * set up as it stands (`setup`: a target or image gone or refused), or a limit of its sandbox that the
+ * agent ran into (`resource_limit`: the error says which); trying again mends neither of the last two.
  */
-export type FailureCause = 'agent' | 'infrastructure' | 'setup';
+export type FailureCause = 'agent' | 'infrastructure' | 'setup' | 'resource_limit';
 
 export type Outcome =
   | { state: 'succeeded'; result: Record<string, unknown> }
@@ -32,6 +33,8 @@ export interface ExecutionEvents {
   output(stream: 'stdout' | 'stderr', text: string): void;
   /** Progress of preparing the target (process started, VM booted, …). */
   provisioning(data: Record<string, unknown>): void;
+  /** What the sandbox refused the agent: a connection (`network_denied`), or a limit it ran into (`resource_limit`). */
+  sandbox(type: 'network_denied' | 'resource_limit', data: Record<string, unknown>): void;
 }
 
 export interface Execution {

@@ -1,21 +1,27 @@
-// The built-in `local` target: the operator's agent command, run by /bin/sh in a fresh temporary
-// directory with the prompt on stdin and only the FLOWS_* run variables (and PATH, and the variables the
-// operator passes on) in its environment, inside a bubblewrap sandbox (sandbox.ts) unless the operator
-// turned it off. It runs in a process group of its own (the sandbox in its own PID namespace), so that
-// stop, timeout and the end of the run take every process it started with it.
-import { spawn } from 'node:child_process';
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+// The built-in `local` target: the operator's agent command, run by /bin/sh with the prompt on stdin and
+// only the FLOWS_* run variables (and PATH, and the variables the operator passes on) in its environment,
+// inside a bubblewrap sandbox (sandbox.ts) unless the operator turned it off: never root, with its own
+// network reaching out only through the run's egress proxy (egress-proxy.ts), and within its limits
+// (run-limits.ts). It runs in a process group of its own (the sandbox in its own PID namespace), so that
+// stop, timeout, a limit and the end of the run take every process it started with it.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmod, readdir, readFile, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { LocalAgent } from '../config';
-import { INSTALL_HINT, sandboxArgs, sandboxProblem, spawnSandbox } from './sandbox';
+import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
 import { clip } from '../lib/text';
 import { agentOutput, resultOf } from './agent-output';
+import { openEgress, type EgressOptions } from './egress-proxy';
 import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
+import { openCgroups, rlimitOptions, type Cgroups, type RunCgroup } from './run-limits';
+import { EGRESS_SOCKET, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandboxProblem, sandboxUid, spawnSandbox, sweepRunDirs } from './sandbox';
 
 const KILL_GRACE_MS = 5_000;
+/** How often a run's control group is read for a limit it ran into. */
+const WATCH_MS = 500;
 
 function killGroup(pid: number, signal: NodeJS.Signals) {
+  if (pid <= 0) return; // -0 would be this server's own group
   try {
     process.kill(-pid, signal);
   } catch {
@@ -42,13 +48,64 @@ async function killMarked(runId: string) {
   }
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', ...agent }: LocalAgent & { killGraceMs?: number; bwrap?: string }): Executor {
+export interface LocalExecutorOptions extends LocalAgent {
+  killGraceMs?: number;
+  bwrap?: string;
+  /** Control groups for the runs' limits; found at creation when not given, null for rlimits only. */
+  cgroups?: Cgroups | null;
+  /** Tests only: where the egress proxy resolves names to, and which addresses it counts as public. */
+  egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
+}
+
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, ...agent }: LocalExecutorOptions): Executor {
   const sandboxed = agent.sandbox !== 'off';
+  const limits = agent.limits ?? DEFAULT_LIMITS;
+  const network = agent.network ?? 'public';
   // Probed until a sandbox could be made once (bubblewrap may be installed while the server runs); until
   // then every run fails, saying why.
   let problem: Promise<string | null> | undefined;
   const home = process.env.HOME ?? '/';
   const passed = Object.fromEntries((agent.env ?? []).flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
+  const uid = sandboxed ? sandboxUid(agent) : undefined;
+  const cgroups = sandboxed ? (givenCgroups === undefined ? openCgroups() : givenCgroups) : null;
+  // What servers that are gone left behind: run folders, and their runs' control groups.
+  sweepRunDirs();
+  cgroups?.sweep();
+
+  /** The sandboxed agent, its proxy and its control group; `limit` ends the run when one is hit. */
+  async function sandbox(spec: RunSpec, events: ExecutionEvents, env: Record<string, string>, runDir: string, limit: (name: LimitName) => void) {
+    const proxy =
+      network === 'none'
+        ? null
+        : await openEgress(path.join(runDir, EGRESS_SOCKET), {
+            policy: { mode: network, allow: agent.allow ?? [] },
+            onDenied: (denial) => events.sandbox('network_denied', { ...denial }),
+            ...egressTesting,
+          });
+    if (proxy) await chmod(path.join(runDir, EGRESS_SOCKET), 0o666);
+    const group: RunCgroup | null = cgroups?.create(`flows-run-${spec.runId}`, limits) ?? null;
+    const started = spawnSandbox(
+      bwrap,
+      sandboxArgs({ runDir: proxy ? runDir : null, home, agent, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
+      agent.command,
+      // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
+      { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
+      { uid, rlimits: group ? [] : rlimitOptions(limits), beforeStart: (pid) => group?.attach(pid) },
+    );
+    const watch = group && setInterval(() => void group.hit().then((name) => name && limit(name)), WATCH_MS);
+    return {
+      ...started,
+      /** The limit that ended the agent, read once it has exited; then the proxy closes and the group goes. */
+      async release(): Promise<LimitName | null> {
+        if (watch) clearInterval(watch);
+        const hit = (await group?.hit()) ?? null;
+        group?.kill();
+        group?.remove();
+        await proxy?.close();
+        return hit ?? ((started.full()[0] as LimitName | undefined) || null);
+      },
+    };
+  }
 
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
@@ -59,7 +116,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`, 'setup');
         }
       }
-      const dir = await mkdtemp(path.join(tmpdir(), 'flows-run-'));
+      const dir = await makeRunDir();
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
         HOME: sandboxed ? home : (process.env.HOME ?? dir),
@@ -69,20 +126,28 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         ...spec.env,
         ...runVariables(spec),
       };
-      // Sandboxed, bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
-      const child = sandboxed
-        ? spawnSandbox(bwrap, sandboxArgs({ workspace: dir, home, agent, env }), agent.command, { PATH: env.PATH, FLOWS_RUN_ID: spec.runId })
-        : spawn('/bin/sh', ['-c', agent.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
-      const pid = child.pid!;
-      let ending: 'timed_out' | 'canceled' | null = null;
-      const end = (why: 'timed_out' | 'canceled') => {
-        ending ??= why;
+      let ending: 'timed_out' | 'canceled' | LimitName | null = null;
+      let pid = 0;
+      const end = (why: NonNullable<typeof ending>) => {
+        if (ending) return;
+        ending = why;
+        if (why !== 'timed_out' && why !== 'canceled') events.sandbox('resource_limit', { limit: why, message: limitMessage(why, limits) });
         killGroup(pid, 'SIGTERM');
-        setTimeout(() => killGroup(pid, 'SIGKILL'), killGraceMs).unref();
+        setTimeout(() => killGroup(pid, 'SIGKILL'), why === 'timed_out' || why === 'canceled' ? killGraceMs : 0).unref();
       };
+      let child: ChildProcess;
+      let release: () => Promise<LimitName | null> = async () => null;
+      try {
+        if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, end));
+        else child = spawn('/bin/sh', ['-c', agent.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+      } catch (err) {
+        await rm(dir, { recursive: true, force: true });
+        return failedAtStart('local', `The sandbox could not be set up: ${clip((err as Error).message)}`, 'infrastructure');
+      }
+      pid = child.pid ?? 0;
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
 
-      const output = agentOutput(events);
+      const output = agentOutput(events, { maxBytes: limits.outputMb * 1024 * 1024, onExcess: () => end('output') });
       output.follow('stdout', child.stdout!);
       output.follow('stderr', child.stderr!);
       child.stdin!.on('error', () => {}); // an agent that does not read its prompt closes stdin early
@@ -90,7 +155,6 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
 
       const done = new Promise<Outcome>((resolve) => {
         child.on('error', (err) => {
-          ending ??= null;
           resolve({ state: 'failed', error: `The agent command could not be started: ${clip(err.message)}`, cause: 'infrastructure' });
         });
         // The shell has exited: whatever it left running goes too. A sandbox stopped just after it was made
@@ -99,17 +163,23 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           killGroup(pid, 'SIGKILL');
           if (ending && sandboxed) void killMarked(spec.runId);
         });
-        child.on('close', (code, signal) => {
+        child.on('close', async (code, signal) => {
           clearTimeout(timer);
+          const hit = await release();
           void rm(dir, { recursive: true, force: true });
           if (ending === 'timed_out') return resolve({ state: 'timed_out', error: `The agent was still running after ${spec.timeoutSeconds} seconds.` });
           if (ending === 'canceled') return resolve({ state: 'canceled', error: 'The run was stopped.' });
+          if (ending) return resolve({ state: 'failed', error: limitMessage(ending, limits), cause: 'resource_limit' });
           if (code === 0) return resolve({ state: 'succeeded', result: resultOf(output.last.stdout) });
+          if (hit) {
+            events.sandbox('resource_limit', { limit: hit, message: limitMessage(hit, limits) });
+            return resolve({ state: 'failed', error: limitMessage(hit, limits), cause: 'resource_limit' });
+          }
           const why = code === null ? `was killed by ${signal}` : `exited with code ${code}`;
           resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}`, cause: 'agent' });
         });
       });
-      events.provisioning({ status: 'process_started', sandbox: sandboxed ? 'bubblewrap' : 'off' });
+      events.provisioning({ status: 'process_started', sandbox: sandboxed ? 'bubblewrap' : 'off', ...(sandboxed ? { network, limits: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' } : {}) });
       return { ref: `local:${pid}`, done, stop: () => end('canceled') };
     },
 

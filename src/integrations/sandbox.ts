@@ -1,22 +1,38 @@
 // The local agent's sandbox, with bubblewrap: a prompt is untrusted, so the agent sees its own workspace
 // (read-write, at /workspace), the system (/usr and /etc read-only, without the files that hold the
 // machine's credentials), a private /tmp and HOME, and what the operator binds in (FLOWS_LOCAL_AGENT_BIND);
-// not the project, the data directory, other runs' workspaces or the server's environment. It gets its own
-// user, PID, IPC, UTS and cgroup namespaces, and dies with the server. Network stays unless configured off.
-import { spawn } from 'node:child_process';
-import { lstatSync, mkdtempSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+// not the project, the data directory, other runs' workspaces or the server's environment. It is never root:
+// uid 1000 in a user namespace of its own, every capability dropped, no new privileges, no further user
+// namespaces (so no mounts: a read-only bind stays read-only), and when this server runs as root, bubblewrap
+// itself runs as an unprivileged user (FLOWS_LOCAL_AGENT_UID), so that even a way out of the namespaces
+// leads nowhere privileged. Its network namespace is its own too: the only way out is the run's egress proxy,
+// offered on the sandbox's loopback by a bridge (socat) to the proxy's socket at /run/flows. The workspace
+// and /tmp are size-limited filesystems; the wrapper reports on descriptor 4 which of them was full when the
+// agent ended.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { lstatSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalAgent } from '../config';
+import type { ResourceLimits } from '../lib/resource-limits';
 
 export const SANDBOX_WORKSPACE = '/workspace';
+/** Where the run's folder (the egress proxy's socket) appears in the sandbox. */
+const RUN_DIR = '/run/flows';
+export const EGRESS_SOCKET = 'egress.sock';
+/** The bridge's port on the sandbox's own loopback: what HTTP_PROXY names. */
+const PROXY_PORT = 3128;
+/** uid and gid of the agent inside its user namespace. */
+const AGENT_ID = '1000';
+const MB = 1024 * 1024;
 const SYSTEM_DIRS = ['/bin', '/sbin', '/lib', '/lib32', '/lib64', '/libx32'];
 /** Credentials of the machine that /etc may hold: hidden behind empty files and folders. */
 const HIDDEN_FILES = ['/etc/shadow', '/etc/gshadow', '/etc/shadow-', '/etc/gshadow-', '/etc/sudoers', '/etc/machine-id'];
 const HIDDEN_DIRS = ['/etc/ssh', '/etc/ssl/private', '/etc/sudoers.d'];
 
 export const INSTALL_HINT =
-  'install bubblewrap (Debian and Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap) on a kernel that allows user namespaces, ' +
+  'install bubblewrap and socat (Debian and Ubuntu: apt-get install bubblewrap socat; Fedora: dnf install bubblewrap socat) on a kernel that allows user namespaces, ' +
   'or set FLOWS_LOCAL_AGENT_SANDBOX=off, which lets the agent read everything this server can (unsafe for webhook jobs)';
 
 function kindOf(file: string): 'link' | 'dir' | 'file' | null {
@@ -52,43 +68,130 @@ function systemArgs(): string[] {
 let system: string[] | undefined;
 
 /**
- * The bubblewrap options of a sandbox around `workspace`, with `home` private and `env` as its whole
- * environment. They go to bubblewrap through a pipe (`--args`), not its command line or its own
- * environment: other users of the machine can read a command line, and a job's variables (LD_PRELOAD…)
- * must reach the agent only, never bubblewrap itself.
+ * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts
+ * (its listening socket seen in /proc/net/tcp; at most about 2 s), then the agent (`$1`) without descriptor
+ * 4, then a line on descriptor 4 for each of /workspace and /tmp that was (nearly) full when it ended.
  */
-export function sandboxArgs({ workspace, home, agent, env }: { workspace: string; home: string; agent: LocalAgent; env: Record<string, string> }): string[] {
+const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
+  socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
+  i=0; while [ $i -lt 400 ] && ! grep -q ' 0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); sleep 0.005; done
+fi
+/bin/sh -c "$1" 4>&-
+status=$?
+for dir in ${SANDBOX_WORKSPACE} /tmp; do set -- $(df -kP "$dir" | tail -n 1); [ "\${4:-9999}" -lt 1024 ] && echo "\${dir#/}" >&4; done
+exit $status`;
+
+/** The variables that send the agent's HTTP(S) through the egress proxy; tools read either spelling. */
+export function proxyEnv(): Record<string, string> {
+  const proxy = `http://127.0.0.1:${PROXY_PORT}`;
+  const noProxy = 'localhost,127.0.0.1,::1';
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+}
+
+/**
+ * The bubblewrap options of a sandbox with `env` as its whole environment, `home` private, and `runDir`
+ * (the proxy's socket; null: no network at all) at /run/flows. They go to bubblewrap through a pipe
+ * (`--args`), not its command line or its own environment: other users of the machine can read a command
+ * line, and a job's variables (LD_PRELOAD…) must reach the agent only, never bubblewrap itself.
+ */
+export function sandboxArgs({ runDir, home, agent, env, limits }: { runDir: string | null; home: string; agent: LocalAgent; env: Record<string, string>; limits: Pick<ResourceLimits, 'workspaceMb' | 'tmpMb'> }): string[] {
   system ??= systemArgs();
-  const args = ['--unshare-all', ...(agent.network === 'none' ? [] : ['--share-net']), '--die-with-parent', '--new-session', ...system];
+  const args = ['--unshare-all', '--unshare-user', '--uid', AGENT_ID, '--gid', AGENT_ID, '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', ...system];
   args.push('--clearenv', ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]));
-  args.push('--proc', '/proc', '--dev', '/dev', '--tmpfs', '/tmp');
+  args.push('--proc', '/proc', '--dev', '/dev', '--size', String(limits.tmpMb * MB), '--tmpfs', '/tmp');
   if (home !== '/' && !home.startsWith('/usr') && !home.startsWith('/etc')) args.push('--tmpfs', home);
-  args.push('--bind', workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  args.push('--size', String(limits.workspaceMb * MB), '--perms', '0700', '--tmpfs', SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  if (runDir) args.push('--ro-bind', runDir, RUN_DIR);
   for (const bind of agent.binds ?? []) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
   return args;
 }
 
-/** Starts `command` by /bin/sh in a sandbox of `options` (given through file descriptor 3), in a process group of its own. */
-export function spawnSandbox(bwrap: string, options: string[], command: string, env: Record<string, string>, stdio: ('pipe' | 'ignore')[] = ['pipe', 'pipe', 'pipe']) {
-  const child = spawn(bwrap, ['--args', '3', '--', '/bin/sh', '-c', command], { detached: true, stdio: [...stdio, 'pipe'], env });
-  const channel = child.stdio[3] as NodeJS.WritableStream;
-  channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
-  channel.end(options.map((option) => `${option}\0`).join(''));
-  return child;
+export interface SandboxProcess {
+  /** bubblewrap (or prlimit before it), whose process group holds the sandbox. */
+  child: ChildProcess;
+  /** What the wrapper reported of full filesystems (`workspace`, `tmp`), once the child closed. */
+  full(): string[];
 }
 
 /**
- * Why a sandbox cannot be made here (bubblewrap missing, user namespaces refused), or null: a trivial
- * command is run once in a sandbox like the agent's.
+ * Starts `command` by /bin/sh in a sandbox of `options` (given through file descriptor 3), in a process
+ * group of its own, as `uid` when set (a server running as root), under `rlimits` (prlimit options) when
+ * set. `beforeStart` runs once the process exists and before bubblewrap has its options, so before anything
+ * of the sandbox runs: where it joins its control group.
  */
-export function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap'): Promise<string | null> {
-  const workspace = mkdtempSync(path.join(tmpdir(), 'flows-probe-'));
-  const options = sandboxArgs({ workspace, home: '/nonexistent-home', agent, env: { PATH: '/usr/bin:/bin' } });
+export function spawnSandbox(
+  bwrap: string,
+  options: string[],
+  command: string,
+  env: Record<string, string>,
+  { uid, rlimits = [], beforeStart, stdio = ['pipe', 'pipe', 'pipe'] }: { uid?: number; rlimits?: string[]; beforeStart?: (pid: number) => void; stdio?: ('pipe' | 'ignore')[] } = {},
+): SandboxProcess {
+  const argv = [bwrap, '--args', '3', '--', '/bin/sh', '-c', WRAPPER, 'flows-run', command];
+  const [file, ...args] = rlimits.length ? ['prlimit', ...rlimits, ...argv] : argv;
+  const child = spawn(file, args, { detached: true, stdio: [...stdio, 'pipe', 'pipe'], env, ...(uid === undefined ? {} : { uid, gid: uid }) });
+  const channel = child.stdio[3] as NodeJS.WritableStream;
+  channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
+  let report = '';
+  (child.stdio[4] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (report = `${report}${chunk}`.slice(0, 100)));
+  if (child.pid !== undefined) beforeStart?.(child.pid);
+  channel.end(options.map((option) => `${option}\0`).join(''));
+  return { child, full: () => report.split('\n').filter((line) => line === 'workspace' || line === 'tmp') };
+}
+
+/**
+ * The host uid bubblewrap runs as: when this server is root, the operator's unprivileged one
+ * (FLOWS_LOCAL_AGENT_UID, `nobody` by default); otherwise this server's own, which is unprivileged already.
+ */
+export const sandboxUid = (agent: LocalAgent): number | undefined => (process.getuid?.() === 0 ? (agent.uid ?? NOBODY) : undefined);
+const NOBODY = 65534;
+
+/** A run's folder on the host (`flows-run-<server pid>-…`, so that a later start can tell a dead server's apart), reachable by the sandbox's user. */
+export async function makeRunDir(): Promise<string> {
+  const dir = await mkdtemp(path.join(tmpdir(), `flows-run-${process.pid}-`));
+  await chmod(dir, 0o711);
+  return dir;
+}
+
+/** Removes run folders that servers no longer running left behind (a crash, a kill); answers how many. */
+export function sweepRunDirs(): number {
+  let swept = 0;
+  for (const name of readdirSync(tmpdir())) {
+    const owner = /^flows-run-(\d+)-/.exec(name)?.[1];
+    if (!name.startsWith('flows-run-') || (owner && alive(Number(owner)))) continue;
+    rmSync(path.join(tmpdir(), name), { recursive: true, force: true });
+    swept++;
+  }
+  return swept;
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * Why a sandbox cannot be made here (bubblewrap or socat missing, user namespaces refused, a bind the
+ * agent's user cannot reach), or null: a trivial command is run once in a sandbox like the agent's.
+ */
+export async function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap'): Promise<string | null> {
+  const runDir = await makeRunDir();
+  const uid = sandboxUid(agent);
+  const options = sandboxArgs({ runDir, home: '/nonexistent-home', agent, env: { PATH: '/usr/bin:/bin' }, limits: { workspaceMb: 1, tmpMb: 1 } });
+  const command = agent.network === 'none' ? 'true' : 'command -v socat >/dev/null || { echo "socat is not installed" >&2; exit 1; }';
   return new Promise<string | null>((resolve) => {
-    const child = spawnSandbox(bwrap, options, 'true', { PATH: '/usr/bin:/bin' }, ['ignore', 'ignore', 'pipe']);
+    const { child } = spawnSandbox(bwrap, options, command, { PATH: '/usr/bin:/bin' }, { uid, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', (err) => resolve(`bubblewrap cannot be run (${(err as NodeJS.ErrnoException).code ?? err.message})`));
-    child.on('close', (code) => resolve(code === 0 ? null : `bubblewrap cannot make a sandbox here (${stderr.trim().slice(0, 200) || `exit code ${code}`})`));
-  }).finally(() => rmSync(workspace, { recursive: true, force: true }));
+    child.on('close', (code) => {
+      if (code === 0) return resolve(null);
+      const said = stderr.trim().slice(0, 200);
+      const unreachable = uid !== undefined && said.includes('Permission denied') ? ` (the agent's user, uid ${uid}, must be able to read every FLOWS_LOCAL_AGENT_BIND path)` : '';
+      resolve(said === 'socat is not installed' ? said : `bubblewrap cannot make a sandbox here (${said || `exit code ${code}`})${unreachable}`);
+    });
+  }).finally(() => rm(runDir, { recursive: true, force: true }));
 }

@@ -77,6 +77,7 @@ function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, tar
   return {
     output: (stream: 'stdout' | 'stderr', text: string) => output(stream, streams[stream].push(text)),
     provisioning: (data: Record<string, unknown>) => trace.push({ type: 'target_provisioning', data: masker.value({ targetId, ...data }) }),
+    sandbox: (type: 'network_denied' | 'resource_limit', data: Record<string, unknown>) => trace.push({ type, data: masker.value(data) }),
     /** What was held back for a value that might continue. */
     end: () => (['stdout', 'stderr'] as const).forEach((stream) => output(stream, streams[stream].end())),
     outcome: (outcome: Outcome): Outcome =>

@@ -8,7 +8,7 @@ import type { KeysetRequest } from '../http/pagination';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
 
 export interface TraceEntry {
-  type: 'prompt_rendered' | 'target_provisioning' | 'agent_output' | 'result' | 'error' | 'state_changed' | 'flow_control' | 'trace_capped';
+  type: 'prompt_rendered' | 'target_provisioning' | 'agent_output' | 'result' | 'error' | 'state_changed' | 'flow_control' | 'trace_capped' | 'network_denied' | 'resource_limit';
   data: Record<string, unknown>;
 }
 

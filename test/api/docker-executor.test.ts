@@ -42,7 +42,7 @@ async function startRun(settings: Partial<DockerSettings>, spec: Partial<RunSpec
   const provisioning: Record<string, unknown>[] = [];
   const execution = await on.start(
     { tenantId: TENANT, targetId, runId, jobSlug: 'docker-job', prompt: 'Fix the bug', model: 'large', effort: 'high', timeoutSeconds: 30, env: {}, ...spec },
-    { output: (stream, text) => lines.push({ stream, text }), provisioning: (data) => provisioning.push(data) },
+    { output: (stream, text) => lines.push({ stream, text }), provisioning: (data) => provisioning.push(data), sandbox: () => {} },
   );
   const containerId = execution.ref.slice('docker:'.length);
   return { execution, runId, containerId, lines, provisioning, stdout: () => lines.filter((line) => line.stream === 'stdout').map((line) => line.text) };
@@ -240,7 +240,7 @@ describe('images', () => {
     const lines: string[] = [];
     const execution = await executor.start(
       { tenantId: TENANT, targetId: 'target_gone', runId: `run_${process.pid}_gone`, jobSlug: 'docker-job', prompt: 'x', model: null, effort: null, timeoutSeconds: 5, env: {} },
-      { output: (_stream, text) => lines.push(text), provisioning: () => lines.push('provisioning') },
+      { output: (_stream, text) => lines.push(text), provisioning: () => lines.push('provisioning'), sandbox: () => {} },
     );
     expect(await execution.done).toEqual({ state: 'failed', error: 'The container could not be created: the execution target no longer exists.', cause: 'setup' });
     expect(lines).toEqual([]);

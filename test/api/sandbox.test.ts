@@ -4,7 +4,7 @@
 // which is why the sandbox is the default. Also: network off, the operator's binds and variables, and a
 // machine without bubblewrap.
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalAgent } from '../../src/config';
@@ -32,6 +32,7 @@ const injection = [
   'echo ENV=$(env | grep -c -e DATABASE_URL -e FLOWS_TEST_KEPT)',
   'echo PASSED=$FLOWS_TEST_PASSED',
   'echo NET=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\\n" ,)',
+  'echo PROXY=${HTTPS_PROXY:-none}',
 ].join('; ');
 
 async function runInjected(agent: Partial<LocalAgent>): Promise<{ state: string; output: Record<string, string>; lines: string[] }> {
@@ -75,7 +76,9 @@ describe('a prompt that tells the agent to read what is not its own', () => {
     expect(output.OTHERS).toBe('0');
     expect(output.ENV).toBe('0');
     expect(output.PASSED).toBe('passed-on');
-    expect(output.NET).not.toBe('lo,'); // the network is on unless turned off
+    // A network of its own: out only through the run's egress proxy, which the bridge offers on its loopback.
+    expect(output.NET).toBe('lo,');
+    expect(output.PROXY).toBe('http://127.0.0.1:3128');
   });
 
   it('with FLOWS_LOCAL_AGENT_SANDBOX=off: the same prompt reads the key, the project and other runs', async () => {
@@ -86,9 +89,10 @@ describe('a prompt that tells the agent to read what is not its own', () => {
     expect(Number(output.OTHERS)).toBeGreaterThan(0);
   });
 
-  it('with FLOWS_LOCAL_AGENT_NETWORK=none: only a loopback interface of its own', async () => {
+  it('with FLOWS_LOCAL_AGENT_NETWORK=none: only a loopback interface of its own, and no proxy', async () => {
     const { output } = await runInjected({ network: 'none' });
     expect(output.NET).toBe('lo,');
+    expect(output.PROXY).toBe('none');
   });
 });
 
@@ -97,6 +101,10 @@ describe('what the operator gives the sandboxed agent', () => {
     const readOnly = mkdtempSync(path.join(tmpdir(), 'flows-ro-'));
     const writable = mkdtempSync(path.join(tmpdir(), 'flows-rw-'));
     writeFileSync(path.join(readOnly, 'config'), 'agent settings');
+    // The agent's user (nobody, when the server is root) must reach what it is given, as the README says.
+    chmodSync(readOnly, 0o755);
+    chmodSync(path.join(readOnly, 'config'), 0o644);
+    chmodSync(writable, 0o777);
     const script = `cat ${readOnly}/config; echo; (echo x > ${readOnly}/new) 2>/dev/null && echo RO=written || echo RO=refused; echo done > ${writable}/out && echo RW=written`;
     const { lines } = await runInjected({ binds: [{ path: readOnly, writable: false }, { path: writable, writable: true }], command: `sh -c '${script}'` });
     expect(lines).toEqual(expect.arrayContaining(['agent settings', 'RO=refused', 'RW=written']));
@@ -110,7 +118,7 @@ describe('a machine where no sandbox can be made', () => {
     const executor = createLocalExecutor({ command: `touch ${marker}`, timeoutSeconds: 5, bwrap: '/nonexistent/bwrap' });
     const execution = await executor.start(
       { tenantId: 't', targetId: 'local', runId: 'run_x', jobSlug: 'job', prompt: '', model: null, effort: null, timeoutSeconds: 5, env: {} },
-      { output: () => {}, provisioning: () => {} },
+      { output: () => {}, provisioning: () => {}, sandbox: () => {} },
     );
     const outcome = await execution.done;
     expect(outcome).toEqual({ state: 'failed', error: expect.stringContaining('apt-get install bubblewrap'), cause: 'setup' });

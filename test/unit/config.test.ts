@@ -2,6 +2,7 @@ import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, loadConfig } from '../../src/config';
+import { DEFAULT_LIMITS } from '../../src/lib/resource-limits';
 
 const KEY = 'a'.repeat(64);
 const dir = mkdtempSync(path.join(tmpdir(), 'flows-config-'));
@@ -43,7 +44,15 @@ describe('loadConfig', () => {
 
   it('sandboxes the local agent unless told not to, and reads its binds and variables', () => {
     writeFileSync(path.join(dir, 'bound.txt'), '');
-    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({ command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'on', binds: [], env: [] });
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({
+      command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'public', allow: [], uid: 65534, limits: DEFAULT_LIMITS, binds: [], env: [],
+    });
+    // `on`, the earlier name of `public`, is still taken; an allowlist names domains.
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'on' }).localAgent?.network).toBe('public');
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist', FLOWS_LOCAL_AGENT_ALLOW: 'api.anthropic.com, *.npmjs.org' }).localAgent).toMatchObject({
+      network: 'allowlist', allow: ['api.anthropic.com', '*.npmjs.org'],
+    });
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_PIDS: '64', FLOWS_LOCAL_AGENT_WORKSPACE_MB: '100' }).localAgent?.limits).toEqual({ ...DEFAULT_LIMITS, pids: 64, workspaceMb: 100 });
     const config = loadConfig({
       ...sqlite, HOME: dir, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_SANDBOX: 'off', FLOWS_LOCAL_AGENT_NETWORK: 'none',
       FLOWS_LOCAL_AGENT_BIND: `~:ro, ${dir}:rw,~/bound.txt`, FLOWS_LOCAL_AGENT_ENV: 'ANTHROPIC_API_KEY, GH_TOKEN',
@@ -57,6 +66,10 @@ describe('loadConfig', () => {
   it.each([
     ['FLOWS_LOCAL_AGENT_SANDBOX', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_SANDBOX: 'maybe' }],
     ['FLOWS_LOCAL_AGENT_NETWORK', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'some' }],
+    ['FLOWS_LOCAL_AGENT_ALLOW', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist' }],
+    ['FLOWS_LOCAL_AGENT_ALLOW', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist', FLOWS_LOCAL_AGENT_ALLOW: '10.0.0.1' }],
+    ['FLOWS_LOCAL_AGENT_ALLOW', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_ALLOW: 'example.com' }],
+    ['FLOWS_LOCAL_AGENT_PIDS', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_PIDS: '2' }],
     ['FLOWS_LOCAL_AGENT_BIND', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_BIND: '/no/such/path' }],
     ['FLOWS_LOCAL_AGENT_ENV', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_ENV: 'NOT-A-NAME' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],

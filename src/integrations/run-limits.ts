@@ -1,0 +1,182 @@
+// A sandboxed run's resource limits. Processes, memory and CPU time are held by a control group of the
+// run's own where this server may make one (cgroup v2 delegated to it or as root, or v1's pids, memory and
+// cpuacct hierarchies as root), which also tells which limit was hit; elsewhere by rlimits set on the
+// sandbox (prlimit: processes per user, CPU seconds per process), which hold but cannot say that they did.
+// The workspace and /tmp are size-limited filesystems of the sandbox's own (sandbox.ts), wherever it runs.
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { DEFAULT_LIMITS, type ResourceLimits } from '../lib/resource-limits';
+
+export interface RunCgroup {
+  /** Puts a process (and what it starts from then on) in the group. */
+  attach(pid: number): void;
+  /** The limit the group's processes ran into so far, or null. */
+  hit(): Promise<'processes' | 'memory' | 'cpu' | null>;
+  /** Kills every process in the group. */
+  kill(): void;
+  /** Removes the group once its processes are gone; answers whether it could. */
+  remove(): boolean;
+}
+
+export interface Cgroups {
+  version: 1 | 2;
+  create(name: string, limits: ResourceLimits): RunCgroup;
+  /** Removes the runs' groups that no process is left in (a server that crashed left them). */
+  sweep(): void;
+}
+
+const MB = 1024 * 1024;
+const ROOT = '/sys/fs/cgroup';
+
+const write = (file: string, value: string | number) => writeFileSync(file, String(value));
+/** `key value` lines of a cgroup file, as numbers. */
+async function counters(file: string): Promise<Record<string, number>> {
+  const text = await readFile(file, 'utf8').catch(() => '');
+  return Object.fromEntries(text.split('\n').filter(Boolean).map((line) => line.split(' ')).map(([key, value]) => [key, Number(value)]));
+}
+const number = async (file: string) => Number((await readFile(file, 'utf8').catch(() => '0')).trim());
+
+/** This process's group in each hierarchy (`''` for v2's unified one), from /proc/self/cgroup. */
+function ownGroups(): Map<string, string> {
+  const groups = new Map<string, string>();
+  for (const line of readFileSync('/proc/self/cgroup', 'utf8').split('\n').filter(Boolean)) {
+    const [, controllers, group] = line.split(':');
+    for (const controller of controllers.split(',')) groups.set(controller, group);
+  }
+  return groups;
+}
+
+function killAll(procsFile: string) {
+  for (let round = 0; round < 20; round++) {
+    const pids = readFileSync(procsFile, 'utf8').split('\n').filter(Boolean);
+    if (pids.length === 0) return;
+    for (const pid of pids) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // gone meanwhile
+      }
+    }
+  }
+}
+
+/** Removes every empty `flows-run-*` group under `bases`; one with processes stays (rmdir refuses it). */
+function sweepGroups(bases: string[]) {
+  for (const base of bases) {
+    for (const entry of readdirSync(base, { withFileTypes: true })) {
+      if (entry.isDirectory() && entry.name.startsWith('flows-run-')) removeDirs([path.join(base, entry.name)]);
+    }
+  }
+}
+
+const removeDirs = (dirs: string[]) =>
+  dirs.every((dir) => {
+    try {
+      rmdirSync(dir);
+      return true;
+    } catch (err) {
+      return (err as NodeJS.ErrnoException).code === 'ENOENT';
+    }
+  });
+
+/**
+ * cgroup v2: runs' groups beside a leaf this process moves into when its own group holds processes (a group
+ * with processes cannot give its children controllers).
+ */
+function v2(): Cgroups | null {
+  if (!existsSync(path.join(ROOT, 'cgroup.controllers'))) return null;
+  const base = path.join(ROOT, ownGroups().get('') ?? '/');
+  const enable = () => write(path.join(base, 'cgroup.subtree_control'), '+pids +memory');
+  try {
+    enable();
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EBUSY') return null;
+    const leaf = path.join(base, 'flows-server');
+    mkdirSync(leaf, { recursive: true });
+    for (const pid of readFileSync(path.join(base, 'cgroup.procs'), 'utf8').split('\n').filter(Boolean)) write(path.join(leaf, 'cgroup.procs'), pid);
+    enable();
+  }
+  return {
+    version: 2,
+    create(name, limits) {
+      const dir = path.join(base, name);
+      mkdirSync(dir, { recursive: true }); // left by a crash, it is taken over
+      write(path.join(dir, 'pids.max'), limits.pids);
+      write(path.join(dir, 'memory.max'), limits.memoryMb * MB);
+      if (existsSync(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
+      return {
+        attach: (pid) => write(path.join(dir, 'cgroup.procs'), pid),
+        async hit() {
+          if (((await counters(path.join(dir, 'pids.events'))).max ?? 0) > 0) return 'processes';
+          if (((await counters(path.join(dir, 'memory.events'))).oom_kill ?? 0) > 0) return 'memory';
+          if (((await counters(path.join(dir, 'cpu.stat'))).usage_usec ?? 0) > limits.cpuSeconds * 1e6) return 'cpu';
+          return null;
+        },
+        kill() {
+          try {
+            write(path.join(dir, 'cgroup.kill'), 1);
+          } catch {
+            killAll(path.join(dir, 'cgroup.procs')); // before Linux 5.14
+          }
+        },
+        remove: () => removeDirs([dir]),
+      };
+    },
+    sweep: () => sweepGroups([base]),
+  };
+}
+
+/** cgroup v1: a group in each of the pids, memory and cpuacct hierarchies, under this process's own. */
+function v1(): Cgroups | null {
+  const own = ownGroups();
+  const mount = (controller: string) => [controller, `cpu,${controller}`, `${controller},cpu`].map((dir) => path.join(ROOT, dir)).find((dir) => existsSync(path.join(dir, 'cgroup.procs')));
+  const [pids, memory, cpuacct] = ['pids', 'memory', 'cpuacct'].map((controller) => {
+    const dir = mount(controller);
+    return dir && path.join(dir, own.get(controller) ?? '/');
+  });
+  if (!pids || !memory || !cpuacct) return null;
+  return {
+    version: 1,
+    create(name, limits) {
+      const dirs = [pids, memory, cpuacct].map((base) => path.join(base, name));
+      const [pidsDir, memoryDir, cpuDir] = dirs;
+      dirs.forEach((dir) => mkdirSync(dir, { recursive: true }));
+      write(path.join(pidsDir, 'pids.max'), limits.pids);
+      write(path.join(memoryDir, 'memory.limit_in_bytes'), limits.memoryMb * MB);
+      // Swap counts too where the kernel accounts it.
+      if (existsSync(path.join(memoryDir, 'memory.memsw.limit_in_bytes'))) write(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), limits.memoryMb * MB);
+      return {
+        attach: (pid) => dirs.forEach((dir) => write(path.join(dir, 'cgroup.procs'), pid)),
+        async hit() {
+          if (((await counters(path.join(pidsDir, 'pids.events'))).max ?? 0) > 0) return 'processes';
+          if (((await counters(path.join(memoryDir, 'memory.oom_control'))).oom_kill ?? 0) > 0) return 'memory';
+          if ((await number(path.join(cpuDir, 'cpuacct.usage'))) > limits.cpuSeconds * 1e9) return 'cpu';
+          return null;
+        },
+        kill: () => killAll(path.join(pidsDir, 'cgroup.procs')),
+        remove: () => removeDirs(dirs),
+      };
+    },
+    sweep: () => sweepGroups([pids, memory, cpuacct]),
+  };
+}
+
+/** The control groups this server may make for its runs, tried once with a group made and removed; or null. */
+export function openCgroups(): Cgroups | null {
+  for (const open of [v2, v1]) {
+    try {
+      const cgroups = open();
+      if (!cgroups) continue;
+      const probe = cgroups.create(`flows-probe-${process.pid}`, DEFAULT_LIMITS);
+      probe.remove();
+      return cgroups;
+    } catch {
+      // not this one: read-only, not delegated, or a controller missing
+    }
+  }
+  return null;
+}
+
+/** The rlimits that stand in for a group where there is none, as prlimit options. */
+export const rlimitOptions = (limits: ResourceLimits) => [`--nproc=${limits.pids}`, `--cpu=${limits.cpuSeconds}`];

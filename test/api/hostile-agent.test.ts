@@ -1,0 +1,209 @@
+// The local sandbox as an attacker tries it: the "agent" is `sh` running whatever the test injects, as an
+// agent following a prompt injected through an issue title would. It must not gain privileges, reach this
+// machine's services or networks, or use more than its limits; each refusal is visible in the run's trace.
+import { execFileSync, spawn } from 'node:child_process';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { LocalAgent } from '../../src/config';
+import { DEFAULT_LIMITS, type ResourceLimits } from '../../src/lib/resource-limits';
+import { createLocalExecutor, type LocalExecutorOptions } from '../../src/integrations/local-executor';
+import type { Outcome } from '../../src/integrations/executor';
+
+jest.setTimeout(120_000);
+
+const root = process.getuid?.() === 0;
+const PUBLIC_STAND_IN = '127.0.0.2';
+
+interface Ran {
+  outcome: Outcome;
+  lines: string[];
+  denied: { host: string; port: number; reason: string }[];
+  limits: { limit: string; message: string }[];
+}
+
+let runs = 0;
+async function run(command: string, { limits, ...options }: Partial<Omit<LocalExecutorOptions, 'limits'>> & { limits?: Partial<ResourceLimits> } = {}): Promise<Ran> {
+  const executor = createLocalExecutor({ command: 'sh', timeoutSeconds: 60, limits: { ...DEFAULT_LIMITS, ...limits }, ...options });
+  const lines: string[] = [];
+  const denied: Ran['denied'] = [];
+  const hit: Ran['limits'] = [];
+  const execution = await executor.start(
+    { tenantId: 't', targetId: 'local', runId: `run_hostile_${process.pid}_${runs++}`, jobSlug: 'job', prompt: command, model: null, effort: null, timeoutSeconds: 60, env: {} },
+    {
+      output: (_stream, text) => lines.push(text),
+      provisioning: () => {},
+      sandbox: (type, data) => (type === 'network_denied' ? denied.push(data as Ran['denied'][number]) : hit.push(data as Ran['limits'][number])),
+    },
+  );
+  return { outcome: await execution.done, lines, denied, limits: hit };
+}
+
+const said = (lines: string[], name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+
+describe('privileges', () => {
+  it('runs as uid 1000 with no capability, no new privileges and no user namespaces; on the host, an unprivileged user', async () => {
+    const marker = mkdtempSync(path.join(tmpdir(), 'flows-hostile-'));
+    const started = run(`echo ID=$(id -u); grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs)' /proc/self/status | tr -s '\\t' = ; unshare -U true 2>/dev/null && echo USERNS=made || echo USERNS=refused; sleep 2`);
+    // Seen from the host while it sleeps: every process of the run belongs to nobody, not root.
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    const owners = new Set<string>();
+    for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
+      const environ = (() => {
+        try {
+          return readFileSync(`/proc/${pid}/environ`, 'utf8');
+        } catch {
+          return '';
+        }
+      })();
+      if (environ.includes(`FLOWS_RUN_ID=run_hostile_${process.pid}_`)) owners.add(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
+    }
+    const { outcome, lines } = await started;
+    expect(outcome.state).toBe('succeeded');
+    expect(said(lines, 'ID')).toBe('1000');
+    expect(lines).toEqual(expect.arrayContaining(['CapEff:=0000000000000000', 'CapBnd:=0000000000000000', 'CapPrm:=0000000000000000', 'NoNewPrivs:=1', 'USERNS=refused']));
+    if (root) expect([...owners]).toEqual(['65534']);
+    expect(existsSync(marker)).toBe(true);
+  });
+
+  it('cannot remount a read-only bind or the system writable, nor uncover /etc/shadow', async () => {
+    const readOnly = mkdtempSync(path.join(tmpdir(), 'flows-ro-'));
+    chmodSync(readOnly, 0o755);
+    writeFileSync(path.join(readOnly, 'file'), 'host\n');
+    chmodSync(path.join(readOnly, 'file'), 0o666); // writable by anyone, were it not for the read-only bind
+    const script = [
+      `mount -o remount,rw,bind ${readOnly} 2>/dev/null && echo REMOUNT=done || echo REMOUNT=refused`,
+      `(echo agent > ${readOnly}/file) 2>/dev/null && echo WRITE=done || echo WRITE=refused`,
+      'mount -o remount,rw /etc 2>/dev/null && echo ETC=done || echo ETC=refused',
+      'umount /etc/shadow 2>/dev/null && echo SHADOW=uncovered || echo SHADOW=covered',
+      'echo SHADOW=$(cat /etc/shadow 2>/dev/null | grep -c root:)',
+    ].join('; ');
+    const { lines } = await run(script, { binds: [{ path: readOnly, writable: false }] });
+    expect(lines).toEqual(expect.arrayContaining(['REMOUNT=refused', 'WRITE=refused', 'ETC=refused', 'SHADOW=covered', 'SHADOW=0']));
+    expect(readFileSync(path.join(readOnly, 'file'), 'utf8')).toBe('host\n');
+  });
+});
+
+describe('the network', () => {
+  let stand: http.Server;
+  let port = 0;
+  let server: http.Server;
+  let serverPort = 0;
+  beforeAll(async () => {
+    // A stand-in for the public internet on a loopback address of its own, counted as public in these tests only.
+    stand = http.createServer((_req, res) => res.end('public answer\n'));
+    await new Promise<void>((resolve) => stand.listen(0, PUBLIC_STAND_IN, resolve));
+    port = (stand.address() as AddressInfo).port;
+    // And a service of this machine on 127.0.0.1, as PostgreSQL, Redis and the server itself are.
+    server = http.createServer((_req, res) => res.end('private answer\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    serverPort = (server.address() as AddressInfo).port;
+  });
+  afterAll(() => Promise.all([stand, server].map((s) => new Promise((resolve) => s.close(resolve)))));
+
+  const names: Record<string, string[]> = { 'public.flows-test': [PUBLIC_STAND_IN], 'other.flows-test': [PUBLIC_STAND_IN], 'rebind.flows-test': ['127.0.0.1'] };
+  const egress = { resolve: async (host: string) => names[host] ?? [], isPublic: (address: string) => address === PUBLIC_STAND_IN };
+  const fetchAll = (targets: [string, string][]) =>
+    // Through the proxy even for loopback names, which NO_PROXY keeps on the sandbox's own loopback otherwise.
+    targets.map(([name, url]) => `echo ${name}=$(curl -s -m 5 -x "$HTTP_PROXY" --noproxy '' -o /dev/null -w '%{http_code}' ${url} || true)`).join('; ');
+
+  it('reaches no service of this machine, its network or the metadata address, directly or through the proxy; each refusal is reported', async () => {
+    const direct = ['127.0.0.1:5432', '127.0.0.1:6379', `127.0.0.1:${serverPort}`, '169.254.169.254:80', '10.0.0.1:80']
+      .map((address, i) => `curl -s -m 3 --noproxy '*' http://${address}/ >/dev/null 2>&1 && echo DIRECT${i}=open || echo DIRECT${i}=closed`)
+      .join('; ');
+    const proxied = fetchAll([
+      ['PG', 'http://127.0.0.1:5432/'],
+      ['REDIS', 'https://127.0.0.1:6379/'],
+      ['SERVER', `http://localhost:${serverPort}/`],
+      ['METADATA', 'http://169.254.169.254/latest/meta-data/'],
+      ['PRIVATE', 'https://10.0.0.1/'],
+      ['REBIND', `http://rebind.flows-test:${serverPort}/`],
+      ['PUBLIC', `http://public.flows-test:${port}/`],
+    ]);
+    const { lines, denied } = await run(`${direct}; ${proxied}; echo BODY=$(curl -s http://public.flows-test:${port}/)`, { egress });
+    for (let i = 0; i < 5; i++) expect(said(lines, `DIRECT${i}`)).toBe('closed');
+    for (const name of ['PG', 'SERVER', 'METADATA', 'REBIND']) expect([name, said(lines, name)]).toEqual([name, '403']);
+    // CONNECT refused: curl reports no HTTP answer of the origin.
+    for (const name of ['REDIS', 'PRIVATE']) expect([name, said(lines, name)]).toEqual([name, '000']);
+    expect(said(lines, 'PUBLIC')).toBe('200');
+    expect(said(lines, 'BODY')).toBe('public answer');
+    expect(denied).toEqual([
+      { host: '127.0.0.1', port: 5432, reason: 'a loopback address (127.0.0.1)' },
+      { host: '127.0.0.1', port: 6379, reason: 'a loopback address (127.0.0.1)' },
+      { host: 'localhost', port: serverPort, reason: 'this machine' },
+      { host: '169.254.169.254', port: 80, reason: 'the cloud metadata address (169.254.169.254)' },
+      { host: '10.0.0.1', port: 443, reason: 'a private address (10.0.0.1)' },
+      { host: 'rebind.flows-test', port: serverPort, reason: 'a loopback address (127.0.0.1)' },
+    ]);
+  });
+
+  it('with an allowlist, reaches the listed domains only', async () => {
+    const script = fetchAll([
+      ['ALLOWED', `http://public.flows-test:${port}/`],
+      ['OTHER', `http://other.flows-test:${port}/`],
+    ]);
+    const { lines, denied } = await run(script, { egress, network: 'allowlist', allow: ['public.flows-test'] });
+    expect([said(lines, 'ALLOWED'), said(lines, 'OTHER')]).toEqual(['200', '403']);
+    expect(denied).toEqual([{ host: 'other.flows-test', port, reason: 'not on the allowlist' }]);
+  });
+});
+
+describe('limits', () => {
+  it('stops a fork bomb at its process limit', async () => {
+    const { outcome, limits } = await run('f() { f | f & }; f; sleep 30', { limits: { pids: 64 } });
+    expect(outcome).toEqual({ state: 'failed', error: 'The agent reached its process limit (64 processes).', cause: 'resource_limit' });
+    expect(limits[0]).toEqual({ limit: 'processes', message: 'The agent reached its process limit (64 processes).' });
+  });
+
+  it('keeps a 2 GB write within the workspace size, and /tmp within its own', async () => {
+    const write = (dir: string) => `dd if=/dev/zero of=${dir}/big bs=1M count=2048 2>/dev/null`;
+    const workspace = await run(write('/workspace'), { limits: { workspaceMb: 16 } });
+    expect(workspace.outcome).toEqual({ state: 'failed', error: 'The agent reached the size of its workspace (16 MB).', cause: 'resource_limit' });
+    const tmp = await run(write('/tmp'), { limits: { tmpMb: 16 } });
+    expect(tmp.outcome).toEqual({ state: 'failed', error: 'The agent reached the size of its /tmp (16 MB).', cause: 'resource_limit' });
+  });
+
+  it('stops a memory hog at its memory limit', async () => {
+    // tail keeps a line without an end in memory, all of it.
+    const { outcome } = await run('head -c 1073741824 /dev/zero | tail > /dev/null', { limits: { memoryMb: 64 } });
+    expect(outcome).toEqual({ state: 'failed', error: 'The agent reached its memory limit (64 MB).', cause: 'resource_limit' });
+  });
+
+  it('stops a spinning agent at its CPU time', async () => {
+    const started = Date.now();
+    const { outcome } = await run('while :; do :; done', { limits: { cpuSeconds: 1 } });
+    expect(outcome).toEqual({ state: 'failed', error: 'The agent reached its CPU time limit (1 seconds).', cause: 'resource_limit' });
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
+});
+
+describe('output', () => {
+  it('cuts a 200 MB line: the trace and the result keep 8,000 characters of it', async () => {
+    const { outcome, lines } = await run("head -c 209715200 /dev/zero | tr '\\0' a; echo", { limits: { outputMb: 1024 } });
+    expect(outcome.state).toBe('succeeded');
+    const summary = (outcome as unknown as { result: { summary: string } }).result.summary;
+    expect(summary).toBe(`${'a'.repeat(8000)}… [line cut]`);
+    expect(lines).toEqual([summary]);
+  });
+
+  it('stops an agent whose output goes far beyond its limit', async () => {
+    const { outcome, limits } = await run("head -c 629145600 /dev/zero | tr '\\0' a", { limits: { outputMb: 8 } });
+    expect(outcome).toEqual({ state: 'failed', error: 'The agent reached its output limit (8 MB a stream).', cause: 'resource_limit' });
+    expect(limits.map((hit) => hit.limit)).toEqual(['output']);
+  });
+});
+
+describe('a start after a crash', () => {
+  it('sweeps the run folders a server that is gone left behind, and keeps a living one\'s', async () => {
+    const gone = spawn('true');
+    await new Promise((resolve) => gone.on('exit', resolve));
+    const left = path.join(tmpdir(), `flows-run-${gone.pid}-crashed`);
+    const living = path.join(tmpdir(), `flows-run-${process.pid}-living`);
+    for (const dir of [left, living]) mkdirSync(path.join(dir, 'work'), { recursive: true });
+    createLocalExecutor({ command: 'true', timeoutSeconds: 5 } satisfies LocalAgent);
+    expect([existsSync(left), existsSync(living)]).toEqual([false, true]);
+    execFileSync('rm', ['-rf', living]);
+  });
+});
