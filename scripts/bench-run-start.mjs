@@ -1,6 +1,7 @@
 // `node scripts/bench-run-start.mjs`: how long a run takes from being handed to its executor to the agent's
 // first line of output, per target kind: the local agent unsandboxed (the baseline), sandboxed with
-// bubblewrap, and in a Docker container (a cold start: a container is created, started and attached for
+// bubblewrap without a network and with its egress proxy (the default: the proxy's socket, the bridge in the
+// sandbox, the control group), and in a Docker container (a cold start: a container is created, started and attached for
 // every run). The executors are built from dist/ (run `npm run build` first) and driven in process, the
 // kinds alternating run by run, BENCH_RUN_STARTS (40) runs each. The agent is `echo ready`. Docker is
 // measured when a daemon answers and has BENCH_DOCKER_IMAGE (flows-test/busybox:1, which the Docker tests
@@ -18,7 +19,8 @@ const { dockerClient } = dist('src/integrations/docker-client.js');
 const agent = { command: 'echo ready', timeoutSeconds: 60 };
 const kinds = {
   'local, unsandboxed': createLocalExecutor({ ...agent, sandbox: 'off' }),
-  'local, sandboxed (bubblewrap)': createLocalExecutor({ ...agent, sandbox: 'bubblewrap' }),
+  'local, sandboxed, no network': createLocalExecutor({ ...agent, sandbox: 'bubblewrap', network: 'none' }),
+  'local, sandboxed with its egress proxy (the default)': createLocalExecutor({ ...agent, sandbox: 'bubblewrap' }),
 };
 const dockerUsable = (() => {
   try {
@@ -39,7 +41,7 @@ async function firstOutput(executor, n) {
   const seen = new Promise((resolve) => (first = resolve));
   const started = performance.now();
   const spec = { tenantId: 't', targetId: 'x', runId: `run_bench${n}`, jobSlug: 'bench', prompt: '', model: null, effort: null, timeoutSeconds: 60, env: {} };
-  const execution = await executor.start(spec, { output: () => first(performance.now() - started), provisioning: () => {} });
+  const execution = await executor.start(spec, { output: () => first(performance.now() - started), provisioning: () => {}, sandbox: () => {} });
   const ms = await Promise.race([seen, execution.done.then((outcome) => Promise.reject(new Error(`no output: ${JSON.stringify(outcome)}`)))]);
   const outcome = await execution.done;
   if (outcome.state !== 'succeeded') throw new Error(`the run ${outcome.state}: ${outcome.error}`);

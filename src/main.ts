@@ -7,6 +7,7 @@ import { isDatabaseUnavailable } from './db/errors';
 import { openDatabase } from './db/open';
 import { startBackground, stopBackground } from './instance';
 import { createHttpServer } from './http/server';
+import { openCgroups } from './integrations/run-limits';
 import { INSTALL_HINT, sandboxProblem } from './integrations/sandbox';
 import { createLogger, type Logger } from './lib/logger';
 import type { OwnerService } from './owners/owner-service';
@@ -45,7 +46,13 @@ async function reportLocalAgent(agent: LocalAgent | null, logger: Logger) {
   } else {
     const problem = await sandboxProblem(agent);
     if (problem) logger.warn(`the local target cannot run agents: ${problem}; ${INSTALL_HINT}`);
-    else logger.info({ network: agent.network, binds: agent.binds?.map((bind) => bind.path), env: agent.env }, 'the local target runs agents in a bubblewrap sandbox');
+    else {
+      const cgroups = openCgroups();
+      logger.info(
+        { network: agent.network, allow: agent.allow, binds: agent.binds?.map((bind) => bind.path), env: agent.env, limits: agent.limits, heldBy: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' },
+        'the local target runs agents in a bubblewrap sandbox',
+      );
+    }
   }
 }
 

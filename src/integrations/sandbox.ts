@@ -69,12 +69,16 @@ let system: string[] | undefined;
 
 /**
  * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts
- * (its listening socket seen in /proc/net/tcp; at most about 2 s), then the agent (`$1`) without descriptor
+ * (its listening socket seen in /proc/net/tcp, read by the shell's builtins alone, so that no process is
+ * started per look; a bounded number of looks, about 2 s), then the agent (`$1`) without descriptor
  * 4, then a line on descriptor 4 for each of /workspace and /tmp that was (nearly) full when it ended.
  */
 const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
   socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
-  i=0; while [ $i -lt 400 ] && ! grep -q ' 0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')} 00000000:0000 0A' /proc/net/tcp; do i=$((i+1)); sleep 0.005; done
+  i=0; while [ $i -lt 600 ]; do
+    while read -r _ at _ state _; do [ "$at" = 0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')} ] && [ "$state" = 0A ] && break 2; done < /proc/net/tcp
+    i=$((i+1))
+  done
 fi
 /bin/sh -c "$1" 4>&-
 status=$?

@@ -10,6 +10,8 @@ import path from 'node:path';
 import type { LocalAgent } from '../../src/config';
 import { DEFAULT_LIMITS, type ResourceLimits } from '../../src/lib/resource-limits';
 import { createLocalExecutor, type LocalExecutorOptions } from '../../src/integrations/local-executor';
+import { accessToken, createOwner } from '../support/identity';
+import { startListeningApp, type ListeningApp } from '../support/server';
 import type { Outcome } from '../../src/integrations/executor';
 
 jest.setTimeout(120_000);
@@ -192,6 +194,64 @@ describe('output', () => {
     const { outcome, limits } = await run("head -c 629145600 /dev/zero | tr '\\0' a", { limits: { outputMb: 8 } });
     expect(outcome).toEqual({ state: 'failed', error: 'The agent reached its output limit (8 MB a stream).', cause: 'resource_limit' });
     expect(limits.map((hit) => hit.limit)).toEqual(['output']);
+  });
+});
+
+describe('what the owner sees, and a server that keeps answering', () => {
+  let listening: ListeningApp;
+  let headers: Record<string, string>;
+  let jobId: string;
+  beforeAll(async () => {
+    listening = await startListeningApp({ localAgent: { command: 'sh', timeoutSeconds: 60, limits: { ...DEFAULT_LIMITS, outputMb: 256 } }, rateLimits: { api: 0, apiAddress: 0 } });
+    const owner = await createOwner(listening.app.database.db);
+    headers = { authorization: `Bearer ${await accessToken(listening.app, owner)}`, 'content-type': 'application/json' };
+    const job = await fetch(`${listening.url}/api/v1/jobs`, { method: 'POST', headers, body: JSON.stringify({ name: 'Hostile', promptTemplate: '{{ data.script }}', executionTargetId: 'local' }) });
+    jobId = ((await job.json()) as { id: string }).id;
+  });
+  afterAll(() => listening.close());
+
+  /** Runs `script` as the job's prompt, asking /healthz every 100 ms meanwhile; answers the run, its trace and the slowest /healthz. */
+  async function runWatched(script: string) {
+    const invoked = await fetch(`${listening.url}/api/v1/jobs/${jobId}/invocations`, { method: 'POST', headers, body: JSON.stringify({ data: { script } }) });
+    const { runId } = (await invoked.json()) as { runId: string };
+    let slowest = 0;
+    let run: { state: string; error: string | null; result: unknown } & Record<string, unknown>;
+    let size = 0;
+    for (;;) {
+      const asked = Date.now();
+      expect((await fetch(`${listening.url}/healthz`, { signal: AbortSignal.timeout(5_000) })).status).toBe(200);
+      slowest = Math.max(slowest, Date.now() - asked);
+      const text = await (await fetch(`${listening.url}/api/v1/runs/${runId}`, { headers })).text();
+      size = Math.max(size, text.length);
+      run = JSON.parse(text);
+      if (['succeeded', 'failed', 'timed_out', 'canceled'].includes(run.state)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const trace = (await (await fetch(`${listening.url}/api/v1/runs/${runId}/trace?limit=100`, { headers })).json()) as { type: string; data: Record<string, unknown> }[];
+    return { run, trace, slowest, size };
+  }
+
+  it('a 600 MB line: the agent is stopped at its output limit, the server answers /healthz within 1 s throughout', async () => {
+    const { run, trace, slowest, size } = await runWatched("head -c 629145600 /dev/zero | tr '\\0' a");
+    expect([run.state, run.error]).toEqual(['failed', 'The agent reached its output limit (256 MB a stream).']);
+    expect(trace.filter((event) => event.type === 'resource_limit').map((event) => event.data)).toEqual([{ limit: 'output', message: 'The agent reached its output limit (256 MB a stream).' }]);
+    expect(slowest).toBeLessThan(1000);
+    expect(size).toBeLessThan(50_000);
+  });
+
+  it('a 200 MB line: the run succeeds with a result cut like a trace line, and its answer stays small', async () => {
+    const { run, slowest, size } = await runWatched("head -c 209715200 /dev/zero | tr '\\0' a; echo");
+    expect(run.state).toBe('succeeded');
+    expect(run.result).toEqual({ summary: `${'a'.repeat(8000)}… [line cut]` });
+    expect(slowest).toBeLessThan(1000);
+    expect(size).toBeLessThan(50_000);
+  });
+
+  it("a connection refused by the sandbox's proxy is in the run's trace", async () => {
+    const { trace } = await runWatched("curl -s -m 5 -x \"$HTTP_PROXY\" http://169.254.169.254/latest/meta-data/iam/ >/dev/null; true");
+    expect(trace.filter((event) => event.type === 'network_denied').map((event) => event.data)).toEqual([
+      { host: '169.254.169.254', port: 80, reason: 'the cloud metadata address (169.254.169.254)' },
+    ]);
   });
 });
 
