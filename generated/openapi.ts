@@ -1920,7 +1920,8 @@ export interface components {
          *       the container or VM was lost, the agent command could not be started);
          *     - `timed_out`: the target's `timeoutSeconds` elapsed;
          *     - `failed`: the agent exited with an error.
-         *     A run that cannot be started at all (no target, a secret gone) and a stopped run are never retried.
+         *     A run that cannot be started at all (no target, a secret gone), a run its sandbox stopped at one of its
+         *     limits (a `resource_limit` trace event says which) and a stopped run are never retried.
          * @example {
          *       "maxAttempts": 3,
          *       "on": [
