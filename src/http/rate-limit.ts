@@ -1,6 +1,7 @@
-// Rate limits and RFC 8628 polling intervals, as fixed windows counted by rate-limiter-flexible. On the
-// embedded SQLite default one process serves, so the counters live in its memory; on PostgreSQL they live
-// in the RateLimit table, so that every instance behind a load balancer spends the same budget.
+// Rate limits, sign-in throttling (auth/sign-in-throttle.ts) and RFC 8628 polling intervals, as fixed
+// windows counted by rate-limiter-flexible. On the embedded SQLite default one process serves, so the
+// counters live in its memory; on PostgreSQL they live in the RateLimit table, so that every instance
+// behind a load balancer spends the same budget.
 import type { Request, RequestHandler } from 'express';
 import { RateLimiterMemory, RateLimiterPrisma, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { DEFAULT_API_RATE_LIMITS, type DatabaseProvider } from '../config';
@@ -9,6 +10,8 @@ import { RateLimited } from '../lib/errors';
 import { sha256 } from '../lib/hash';
 import type { Logger } from '../lib/logger';
 import { DEVICE_CODE_TTL } from '../auth/lifetimes';
+import { MAX_WAIT_SECONDS } from '../auth/sign-in-throttle-fns';
+import { createSignInThrottle, type SignInThrottle } from '../auth/sign-in-throttle';
 
 export interface Policy {
   /** Requests allowed per window; 0 turns the policy off (nothing is counted or refused). */
@@ -22,9 +25,17 @@ export const DEFAULT_POLICIES: {
   api: Policy;
   /** Per IP on /api/v1, whatever the credential, so that made-up tokens cannot dodge a limit. */
   apiIp: Policy;
-  /** Failed sign-ins per account (email, lower-cased). */
+  /**
+   * Failed sign-ins per account and address together, remembered for `durationSeconds`: past `points`, each
+   * next attempt of the pair waits (1 s, doubling, 15 min at most). A success forgets them.
+   */
+  signInPair: Policy;
+  /** Failed sign-ins per account from every address: past `points`, every address waits from its first failure. */
   signInAccount: Policy;
-  /** Failed sign-ins per IP. */
+  /**
+   * Failed sign-ins per address, whatever the account, and sign-up attempts; past `points` the address is
+   * refused until the window ends.
+   */
   signInIp: Policy;
   /** OAuth dynamic client registrations per IP. */
   registration: Policy;
@@ -35,7 +46,8 @@ export const DEFAULT_POLICIES: {
 } = {
   api: { points: DEFAULT_API_RATE_LIMITS.api, durationSeconds: 60 },
   apiIp: { points: DEFAULT_API_RATE_LIMITS.apiAddress, durationSeconds: 60 },
-  signInAccount: { points: 5, durationSeconds: 15 * 60 },
+  signInPair: { points: 5, durationSeconds: 24 * 60 * 60 },
+  signInAccount: { points: 100, durationSeconds: 60 * 60 },
   signInIp: { points: 50, durationSeconds: 15 * 60 },
   registration: { points: 20, durationSeconds: 60 * 60 },
   deviceAuthorization: { points: 30, durationSeconds: 10 * 60 },
@@ -57,8 +69,10 @@ export interface RateLimits {
   consume(policy: PolicyName, key: string): Promise<Decision>;
   /** Reads a count without adding to it. */
   peek(policy: PolicyName, key: string): Promise<Decision>;
-  /** Forgets a key (e.g. a successful sign-in clears the account's failures). */
+  /** Forgets a key. */
   reset(policy: PolicyName, key: string): Promise<void>;
+  /** Sign-in attempts, counted by account and address (auth/sign-in-throttle.ts). */
+  signIn: SignInThrottle;
   /** RFC 8628 polling: 'slow_down' when the device code is polled sooner than its interval since the last poll; each slow_down adds 5 s to that code's interval for the rest of its life (max 10 min). */
   poll(deviceCode: string, intervalSeconds: number): Promise<'ok' | 'slow_down'>;
 }
@@ -146,9 +160,18 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
   }
 
   const allowed = (policy: PolicyName) => decision(resolved[policy], null, true);
+  const counter = (policy: PolicyName) => (isOn(policy) ? { limiter: limiters[policy], points: resolved[policy].points } : null);
+  const signIn = createSignInThrottle({
+    pair: counter('signInPair'),
+    address: counter('signInIp'),
+    account: counter('signInAccount'),
+    waits: limiterFor('signInWait', { points: 1, durationSeconds: MAX_WAIT_SECONDS }),
+    guard: failingOpen,
+  });
 
   return {
     isOn,
+    signIn,
 
     async consume(policy, key) {
       if (!isOn(policy)) return allowed(policy);

@@ -1,12 +1,13 @@
 // Owner sign-in and sign-out pages: /login, /signup (when open), /logout, sign-out everywhere and the
-// tenant switch. Forms post same-origin only; failures are rate limited per account and per IP.
+// tenant switch. Forms post same-origin only; failed sign-ins slow down the account and address that fail
+// (auth/sign-in-throttle.ts), and sign-ups are limited per address.
 import express, { type Request, type Response, Router } from 'express';
 import type { Principal } from '../auth/principal';
 import { SESSION_COOKIE, sessionCookieOptions, type SessionService } from '../auth/session-service';
 import type { RateLimits } from '../http/rate-limit';
 import { isSameOrigin } from '../http/security';
 import { AppError, CrossSiteRequest, RateLimited } from '../lib/errors';
-import { sha256 } from '../lib/hash';
+import { inWords } from '../auth/sign-in-throttle-fns';
 import { normaliseEmail, type OwnerService } from '../owners/owner-service';
 import { html, page } from '../http/html';
 
@@ -51,9 +52,6 @@ export function sameOriginForms(baseUrl: URL) {
   return (req: Request, _res: Response, next: (err?: unknown) => void) => next(isSameOrigin(req, baseUrl) ? undefined : new CrossSiteRequest());
 }
 
-/** Failed sign-ins are counted per account under a hash, so the counters keep no addresses. */
-const accountKey = sha256;
-
 const GENERIC_FAILURE = 'The email or password is not correct.';
 
 function credentialsForm(action: 'login' | 'signup', next: string, { email = '', error = '' } = {}) {
@@ -94,16 +92,16 @@ export function sessionPages(deps: PageDeps): Router {
     const next = safeNext(req.query.next);
     const email = normaliseEmail(String(req.body?.email ?? ''));
     const password = String(req.body?.password ?? '');
-    // Every attempt is counted before the password is checked, so a burst cannot outrun the count.
-    const [account, ip] = await Promise.all([deps.limits.consume('signInAccount', accountKey(email)), deps.limits.consume('signInIp', req.ip ?? '')]);
-    const blocked = [account, ip].find((d) => !d.allowed);
-    if (blocked) {
-      res.setHeader('Retry-After', new RateLimited(blocked.resetSeconds).headers['Retry-After']);
-      return refuse(res, 429, next, email, 'Too many failed attempts. Wait a few minutes, then try again.');
+    const address = req.ip ?? '';
+    const verdict = await deps.limits.signIn.attempt(email, address);
+    if (!verdict.allowed) {
+      const { headers } = new RateLimited(verdict.retryAfterSeconds);
+      res.setHeader('Retry-After', headers['Retry-After']);
+      return refuse(res, 429, next, email, `Too many failed attempts. Try again in ${inWords(Number(headers['Retry-After']))}.`);
     }
     const ownerId = await deps.owners.authenticate(email, password);
     if (!ownerId) return refuse(res, 401, next, email, GENERIC_FAILURE);
-    await deps.limits.reset('signInAccount', accountKey(email));
+    await deps.limits.signIn.succeeded(email, address);
     await startSession(res, ownerId, next);
   });
 

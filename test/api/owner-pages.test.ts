@@ -7,7 +7,7 @@ const PASSWORD = 'correct horse battery';
 let app: TestApp;
 
 beforeAll(async () => {
-  app = await startTestApp({}, { policies: { signInAccount: { points: 3, durationSeconds: 60 } } });
+  app = await startTestApp({}, { policies: { signInPair: { points: 3, durationSeconds: 60 } } });
 });
 afterAll(() => app.close());
 
@@ -71,13 +71,14 @@ describe('POST /login', () => {
     expect(wrong.headers['set-cookie']).toBeUndefined();
   });
 
-  it('locks an account after repeated failures, even for the right password, with Retry-After', async () => {
+  it('makes the address that failed repeatedly wait, even for the right password, with Retry-After and the wait on the page', async () => {
     const { email } = await owner();
     for (let i = 0; i < 3; i++) expect((await signIn(email, 'wrong password!')).status).toBe(401);
-    const locked = await signIn(email, PASSWORD);
-    expect(locked.status).toBe(429);
-    expect(Number(locked.headers['retry-after'])).toBeGreaterThanOrEqual(1);
-    expect(locked.headers['set-cookie']).toBeUndefined();
+    const waiting = await signIn(email, PASSWORD);
+    expect(waiting.status).toBe(429);
+    expect(waiting.headers['retry-after']).toBe('1');
+    expect(waiting.text).toContain('Too many failed attempts. Try again in 1 second.');
+    expect(waiting.headers['set-cookie']).toBeUndefined();
   });
 
   it('shows a browser an error page, not JSON, when a form is refused', async () => {
