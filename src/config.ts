@@ -50,6 +50,11 @@ export interface Config {
   retention: { days: number; maxRunsPerJob: number };
   /** Lines of agent output a run's trace keeps per attempt (FLOWS_TRACE_MAX_LINES); the rest are dropped, and the trace says so. */
   traceMaxLines: number;
+  /**
+   * Seconds during which a webhook body of a format that signs no delivery id (GitHub, Linear, hmac-sha256),
+   * received again under a new id, counts as a replay and starts nothing (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never.
+   */
+  webhookReplayWindowSeconds: number;
 }
 
 export interface DockerHost {
@@ -93,6 +98,12 @@ export class ConfigError extends Error {
     super(`${variable}: ${message}`);
   }
 }
+
+/**
+ * A day: a captured body resent under a new id is refused for that long after its first recording, while a
+ * sender that repeats a byte-identical body on purpose loses the repeats of one day at most.
+ */
+export const DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS = 86_400;
 
 /** API requests per minute allowed per credential and per client address, unless configured. */
 export const DEFAULT_API_RATE_LIMITS = { api: 600, apiAddress: 1200 };
@@ -270,6 +281,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     allowPrivateNetwork: boolean(env, 'FLOWS_ALLOW_PRIVATE_NETWORK', false),
     instanceLapseSeconds: integer(env, 'FLOWS_INSTANCE_LAPSE_SECONDS', 30, 3, 3600),
     traceMaxLines: integer(env, 'FLOWS_TRACE_MAX_LINES', 20_000, 100, 10_000_000),
+    webhookReplayWindowSeconds: integer(env, 'FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS', DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS, 0, 365 * 86_400),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

@@ -152,6 +152,7 @@ export function createDomains({
     tenantDb,
     logger,
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
+    replayWindowSeconds: config.webhookReplayWindowSeconds,
     ...webhooksSweeps(db),
   });
 

@@ -1,7 +1,7 @@
 // Pure rules of inbound webhooks: signing secrets, verifying a delivery in the way of its source's format
 // (constant time, on the raw body), naming its event, preparing the context triggers and templates see,
 // and matching event patterns.
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
 import type { WebhookCandidate } from '../jobs/jobs-catalog';
 import { contextSize } from '../triggers/cel-fns';
@@ -109,6 +109,23 @@ export function verifyDelivery({ format, secret, signatureHeader, headers, raw, 
   deliveryId ??= `sha256:${createHmac('sha256', 'delivery').update(raw).digest('hex')}`;
   return { deliveryId: deliveryId.slice(0, 200), event: event.slice(0, 200), action: action?.slice(0, 200) ?? null, payload: body };
 }
+
+/**
+ * Whether a format's signature covers the delivery id. Where it does not, a captured delivery resent under a
+ * new id passes the check (Linear's signed `webhookTimestamp` limits that to 5 minutes; GitHub and
+ * hmac-sha256 sign no time at all), so intake recognises the body instead.
+ */
+const SIGNS_DELIVERY_ID: Record<WebhookFormat, boolean> = { github: false, linear: false, 'hmac-sha256': false, 'standard-webhooks': true };
+
+/** The body's SHA-256 that tells a replay of a format signing no delivery id; null for the others. */
+export const replayHash = (format: WebhookFormat, raw: Buffer): string | null =>
+  SIGNS_DELIVERY_ID[format] ? null : createHash('sha256').update(raw).digest('base64url');
+
+/**
+ * How intake takes a body it recorded before under another delivery id: a replay while the first recording
+ * is younger than the window, a new delivery after it.
+ */
+export const isReplay = (first: { receivedAt: Date }, receivedAt: Date, windowMs: number) => receivedAt.getTime() - first.receivedAt.getTime() < windowMs;
 
 /** What conditions and templates of webhook triggers see. */
 export function webhookContext(source: { id: string; format: string; signatureHeader: string | null }, delivery: Delivery, headers: Headers, receivedAt: Date): WebhookContext {

@@ -14,6 +14,8 @@ export interface NewActivity {
   action: string | null;
   receivedAt: Date;
   context: Record<string, unknown>;
+  /** The body's hash for formats that sign no delivery id (webhooks-fns.ts `replayHash`); null otherwise. */
+  bodyHash: string | null;
 }
 
 /** How one trigger decided on a recorded delivery, and the run it started. */
@@ -42,7 +44,15 @@ export function createWebhooksRepo(db: TenantDb) {
         activities.map((activity) => ({ ...activity, context: { json: activity.context }, decisions: { json: [] }, runIds: { json: [] } })),
       ),
     findActivity: (id: string) => db.webhookActivity.findFirst({ where: { id } }),
-    findDelivery: (sourceId: string, deliveryId: string) => db.webhookActivity.findFirst({ where: { sourceId, deliveryId } }),
+    /** The recordings a new one collided with: the same delivery id, or the same body (up to one of each). */
+    findFirstRecordings: (sourceId: string, deliveryId: string, bodyHash: string | null) =>
+      db.webhookActivity.findMany({
+        where: { sourceId, OR: [{ deliveryId }, ...(bodyHash === null ? [] : [{ bodyHash }])] },
+        select: { id: true, deliveryId: true, receivedAt: true, bodyHash: true },
+        take: 2,
+      }),
+    /** A recording older than the replay window gives up its body's hash to a new delivery of the same body. */
+    releaseBodyHash: (id: string, bodyHash: string) => db.webhookActivity.updateMany({ where: { id, bodyHash }, data: { bodyHash: null } }),
     listActivity: ({ limit, after }: KeysetRequest<string>, filter: { sourceId?: string }) =>
       db.webhookActivity.findMany({ where: { sourceId: filter.sourceId, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
     /** Deliveries of the sources received in [since, until), newest first. */

@@ -1,14 +1,12 @@
 // The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
 // (verify, record once, answer at once, evaluate after: webhooks-evaluation.ts), activity and backtest.
 import type { components } from '../../generated/openapi';
-import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import { containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
 import type { Trigger } from '../jobs/jobs-fns';
 import type { LiveJobs } from '../jobs/jobs-catalog';
 import { jobView, type JobsService } from '../jobs/jobs-service';
-import { batchedBy } from '../lib/batch';
 import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { checkInstant } from '../lib/instants';
@@ -22,7 +20,8 @@ import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
-import { createWebhooksRepo, type ActivityRow, type NewActivity, type SourceRow } from './webhooks-repo';
+import { createDeliveryRecording } from './webhooks-recording';
+import { createWebhooksRepo, type ActivityRow, type SourceRow } from './webhooks-repo';
 
 type SourceView = components['schemas']['WebhookSource'];
 type SourceWithSecret = components['schemas']['WebhookSourceWithSecret'];
@@ -63,19 +62,17 @@ export interface WebhooksDeps {
   logger: Logger;
   /** A delivery was recorded: outbound events. */
   notify(tenantId: string, delivery: Record<string, unknown>): void;
+  /** How long a body is recognised as a replay (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never. */
+  replayWindowSeconds: number;
   now?: () => Date;
 }
 
-export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, replayWindowSeconds, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
   const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
   const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy });
-  // Deliveries arriving together are written with one statement.
-  const recordTogether = batchedBy<{ tenantId: string; activity: NewActivity }>(
-    (item) => item.tenantId,
-    (tenantId, items) => createWebhooksRepo(tenantDb(tenantId)).createActivities(items.map((item) => item.activity)),
-  );
+  const recording = createDeliveryRecording({ tenantDb, logger, replayWindowSeconds });
 
   const view = (row: SourceRow): SourceView => ({
     id: row.id,
@@ -136,27 +133,6 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       if (delivery !== null) return { source, delivery };
     }
     throw new UnverifiedDelivery();
-  }
-
-  /** Records the delivery once: a repeated delivery id answers the first recording. */
-  async function record(tenantId: string, activity: NewActivity): Promise<{ activityId: string; duplicate: boolean }> {
-    try {
-      await recordTogether({ tenantId, activity });
-      return { activityId: activity.id, duplicate: false };
-    } catch {
-      // A repeated delivery (this one or another) or a row the database refused was in the batch: each of
-      // its deliveries is written alone, so that only the one at fault fails.
-    }
-    const repo = createWebhooksRepo(tenantDb(tenantId));
-    try {
-      await repo.createActivity(activity);
-      return { activityId: activity.id, duplicate: false };
-    } catch (err) {
-      const first = isUniqueViolation(err) && (await repo.findDelivery(activity.sourceId, activity.deliveryId));
-      if (!first) throw err;
-      logger.info({ sourceId: activity.sourceId, deliveryId: activity.deliveryId }, 'repeated webhook delivery recorded once');
-      return { activityId: first.id, duplicate: true };
-    }
   }
 
   return {
@@ -281,8 +257,9 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       if (nestsTooDeep(delivery.payload)) throw new InvalidJson(`The delivery body nests deeper than ${MAX_DEPTH} levels.`);
       if (containsUnstorableText(delivery.payload)) throw new InvalidJson('The delivery body holds a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which cannot be stored.');
       const context = webhookContext(source, delivery, headers, receivedAt);
-      const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context };
-      const recorded = await record(source.tenantId, activity);
+      const bodyHash = recording.bodyHashOf(source.format as WebhookFormat, raw);
+      const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context, bodyHash };
+      const recorded = await recording.record(source.tenantId, activity);
       if (recorded.duplicate) return recorded;
       evaluation.soon();
       notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });

@@ -37,6 +37,12 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
   });
 
+  it('reads the webhook replay window in seconds, a day unless set, 0 turning it off', () => {
+    expect(loadConfig({ ...sqlite }).webhookReplayWindowSeconds).toBe(86_400);
+    expect(loadConfig({ ...sqlite, FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS: '0' }).webhookReplayWindowSeconds).toBe(0);
+    expect(() => loadConfig({ ...sqlite, FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS: '-1' })).toThrow(/FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS/);
+  });
+
   it('refuses private network addresses for outbound calls unless FLOWS_ALLOW_PRIVATE_NETWORK is true', () => {
     expect(loadConfig({ ...sqlite }).allowPrivateNetwork).toBe(false);
     expect(loadConfig({ ...sqlite, FLOWS_ALLOW_PRIVATE_NETWORK: 'true' }).allowPrivateNetwork).toBe(true);

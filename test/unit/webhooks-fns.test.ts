@@ -1,6 +1,6 @@
 import { containsUnstorableText } from '../../src/http/body';
 import { matchesEvents } from '../../src/triggers/event-patterns-fns';
-import { RECORDED_ACTUAL, triggerDecision } from '../../src/webhooks/webhooks-fns';
+import { isReplay, RECORDED_ACTUAL, replayHash, triggerDecision } from '../../src/webhooks/webhooks-fns';
 
 describe('event patterns', () => {
   it.each([
@@ -46,5 +46,34 @@ describe('recorded decisions', () => {
 
   it('keeps the decision and its error', () => {
     expect(triggerDecision('trg_x', { decision: 'error', error: 'if: bad', details: [] })).toEqual({ triggerId: 'trg_x', decision: 'error', error: 'if: bad', details: [] });
+  });
+});
+
+describe('replays', () => {
+  const body = Buffer.from('{"action":"labeled"}');
+
+  it.each([
+    ['github', true],
+    ['linear', true],
+    ['hmac-sha256', true],
+    ['standard-webhooks', false],
+  ] as const)('a %s body is hashed for replays: %s', (format, hashed) => {
+    const hash = replayHash(format, body);
+    expect(hash === null).toBe(!hashed);
+    if (hashed) expect(hash).toBe(replayHash(format, Buffer.from('{"action":"labeled"}')));
+  });
+
+  it('tells bodies apart by every byte', () => {
+    expect(replayHash('github', body)).not.toBe(replayHash('github', Buffer.from('{"action":"labeled" }')));
+  });
+
+  it.each([
+    [0, true],
+    [59_999, true],
+    [60_000, false],
+    [3_600_000, false],
+  ])('a body first recorded %i ms earlier, with a window of 60 s, is a replay: %s', (ago, replay) => {
+    const at = new Date('2026-01-01T12:00:00Z');
+    expect(isReplay({ receivedAt: new Date(at.getTime() - ago) }, at, 60_000)).toBe(replay);
   });
 });
