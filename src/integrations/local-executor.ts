@@ -82,16 +82,25 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
             onDenied: (denial) => events.sandbox('network_denied', { ...denial }),
             ...egressTesting,
           });
-    if (proxy) await chmod(path.join(runDir, EGRESS_SOCKET), 0o666);
-    const group: RunCgroup | null = cgroups?.create(`flows-run-${spec.runId}`, limits) ?? null;
-    const started = spawnSandbox(
-      bwrap,
-      sandboxArgs({ runDir: proxy ? runDir : null, home, agent, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
-      agent.command,
-      // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
-      { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
-      { uid, rlimits: group ? [] : rlimitOptions(limits), beforeStart: (pid) => group?.attach(pid) },
-    );
+    let group: RunCgroup | null = null;
+    let started: ReturnType<typeof spawnSandbox>;
+    try {
+      if (proxy) await chmod(path.join(runDir, EGRESS_SOCKET), 0o666);
+      group = cgroups?.create(`flows-run-${spec.runId}`, limits) ?? null;
+      const joined = group;
+      started = spawnSandbox(
+        bwrap,
+        sandboxArgs({ runDir: proxy ? runDir : null, home, agent, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
+        agent.command,
+        // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
+        { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
+        { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: (pid) => joined?.attach(pid) },
+      );
+    } catch (err) {
+      group?.remove();
+      await proxy?.close();
+      throw err;
+    }
     const watch = group && setInterval(() => void group.hit().then((name) => name && limit(name)), WATCH_MS);
     return {
       ...started,

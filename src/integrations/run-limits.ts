@@ -3,7 +3,7 @@
 // cpuacct hierarchies as root), which also tells which limit was hit; elsewhere by rlimits set on the
 // sandbox (prlimit: processes per user, CPU seconds per process), which hold but cannot say that they did.
 // The workspace and /tmp are size-limited filesystems of the sandbox's own (sandbox.ts), wherever it runs.
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_LIMITS, type ResourceLimits } from '../lib/resource-limits';
@@ -61,11 +61,15 @@ function killAll(procsFile: string) {
   }
 }
 
-/** Removes every empty `flows-run-*` group under `bases`; one with processes stays (rmdir refuses it). */
+/** How old an empty group must be to be swept: a run of another server on this host may have just made its own. */
+const SWEEP_AFTER_MS = 60_000;
+
+/** Removes the empty `flows-run-*` groups under `bases` made over a minute ago; one with processes stays (rmdir refuses it). */
 function sweepGroups(bases: string[]) {
   for (const base of bases) {
     for (const entry of readdirSync(base, { withFileTypes: true })) {
-      if (entry.isDirectory() && entry.name.startsWith('flows-run-')) removeDirs([path.join(base, entry.name)]);
+      const dir = path.join(base, entry.name);
+      if (entry.isDirectory() && entry.name.startsWith('flows-run-') && statSync(dir).mtimeMs < Date.now() - SWEEP_AFTER_MS) removeDirs([dir]);
     }
   }
 }

@@ -137,7 +137,12 @@ export function spawnSandbox(
   channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
   let report = '';
   (child.stdio[4] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (report = `${report}${chunk}`.slice(0, 100)));
-  if (child.pid !== undefined) beforeStart?.(child.pid);
+  try {
+    if (child.pid !== undefined) beforeStart?.(child.pid);
+  } catch (err) {
+    child.kill('SIGKILL'); // it waits for its options, which it will not get
+    throw err;
+  }
   channel.end(options.map((option) => `${option}\0`).join(''));
   return { child, full: () => report.split('\n').filter((line) => line === 'workspace' || line === 'tmp') };
 }
