@@ -1,25 +1,28 @@
 // Docker targets: every run gets a fresh container (hardened and limited as docker-fns.ts says, nothing of
 // the host mounted) from an image the operator allows, with the prompt on its stdin and its output followed
-// into the trace like the local agent's. The container is removed on every path (success, failure, timeout,
-// stop, a start that went wrong); after a crash, `reap` removes the one a run left behind.
+// into the trace like the local agent's. With `network: egress` it reaches out only through a proxy of its
+// run's own (docker-egress.ts), which reports what it refuses. The container is removed on every path
+// (success, failure, timeout, stop, a start that went wrong); after a crash, `reap` removes the one a run
+// left behind, and the firewall rule of its proxy.
 import type Dockerode from 'dockerode';
 import type { Duplex } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { finished } from 'node:stream/promises';
-import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import { agentOutput, resultOf } from './agent-output';
-import { containerOptions, imageAllowed, LABELS, runEnv, type DockerSettings } from './docker-fns';
+import { localImage, messageOf, removeContainer, statusOf } from './docker-client';
+import { notAllowed } from './docker-diagnostics';
+import { createDockerEgress, EgressSetupError, type RunEgress } from './docker-egress';
+import { containerOptions, EGRESS_NETWORK, egressPolicy, imageAllowed, LABELS, runEnv, type DockerSettings } from './docker-fns';
+import type { EgressOptions } from './egress-proxy';
 import { failedAtStart, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 
 export type { DockerSettings } from './docker-fns';
+export { dockerDiagnostics, type DiagnosticStep } from './docker-diagnostics';
 
 const KILL_GRACE_MS = 5_000;
 /** How long the output may still be on its way once the container has exited. */
 const DRAIN_MS = 2_000;
-const REMOVE_ATTEMPTS = 3;
-/** How long the diagnostic container may take to run `true`. */
-const CHECK_MS = 30_000;
 
 export interface RunContainer {
   id: string;
@@ -29,35 +32,11 @@ export interface RunContainer {
   running: boolean;
 }
 
-export interface DiagnosticStep {
-  step: 'daemon' | 'image' | 'run';
-  ok: boolean;
-  durationMs: number;
-  detail: string;
-}
-
-const statusOf = (err: unknown) => (err as { statusCode?: number } | null)?.statusCode;
-/** The daemon's own words, without the `(HTTP code 500) server error - ` dockerode puts first. */
-const messageOf = (err: unknown) => clip((err instanceof Error ? err.message : String(err)).replace(/^\(HTTP code \d+\)[^-]*- /, '').trim());
-const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-
 /** Waits for `promise`, but no longer than `ms`. */
 async function within(promise: Promise<unknown>, ms: number) {
   let timer: NodeJS.Timeout | undefined;
   await Promise.race([promise, new Promise((resolve) => (timer = setTimeout(resolve, ms)))]);
   clearTimeout(timer);
-}
-
-const notAllowed = (image: string) => `The operator's FLOWS_DOCKER_IMAGES does not allow the image ${clip(image)}.`;
-
-/** The image as the daemon has it, or null when it has none by that name. */
-async function localImage(docker: Dockerode, image: string) {
-  try {
-    return await docker.getImage(image).inspect();
-  } catch (err) {
-    if (statusOf(err) === 404) return null;
-    throw err;
-  }
 }
 
 async function pull(docker: Dockerode, image: string) {
@@ -82,26 +61,13 @@ async function runnableImage(docker: Dockerode, image: string, allowedImages: st
   return { volumes: Object.keys(info.Config?.Volumes ?? {}) };
 }
 
-/** Force-removes the container with its anonymous volumes; one already gone counts as removed. */
-async function removeContainer(docker: Dockerode, id: string) {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await docker.getContainer(id).remove({ force: true, v: true });
-      return;
-    } catch (err) {
-      if (statusOf(err) === 404) return;
-      if (attempt >= REMOVE_ATTEMPTS) throw err;
-      await sleep(500 * attempt);
-    }
-  }
-}
-
 export function createDockerExecutor({
   docker,
   instanceId,
   allowedImages,
   settingsOf,
   killGraceMs = KILL_GRACE_MS,
+  egress: egressTesting,
 }: {
   docker: Dockerode;
   /** Labels every container (`flows.instance`), to tell apart what each server sharing the daemon started. */
@@ -111,18 +77,51 @@ export function createDockerExecutor({
   /** The Docker settings of a tenant's target, or null when it is gone. */
   settingsOf(tenantId: string, targetId: string): Promise<DockerSettings | null>;
   killGraceMs?: number;
+  /** Tests only: where the egress proxies resolve names to, and which addresses they count as public. */
+  egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
 }): Executor & { containers(): Promise<RunContainer[]>; remove(containerId: string): Promise<void> } {
+  const egressNetwork = createDockerEgress({ docker, testing: egressTesting });
+
+  /** The run's proxy for an `egress` target, its variables for the container; null without a network. */
+  const openEgress = (spec: RunSpec, settings: DockerSettings, events: ExecutionEvents) =>
+    settings.network === 'none'
+      ? null
+      : egressNetwork.open({ tenantId: spec.tenantId, runId: spec.runId, policy: egressPolicy(settings), onDenied: (denial) => events.sandbox('network_denied', { ...denial }) });
+
+  /**
+   * Lets the started container reach its proxy, from the address Docker gave it on the egress network. An
+   * agent may be done already (it need not read its prompt): then it has no address, and needs no way out.
+   */
+  const admit = async (container: Dockerode.Container, egress: RunEgress) => {
+    const { State, NetworkSettings } = await container.inspect();
+    const address = NetworkSettings.Networks[EGRESS_NETWORK]?.IPAddress;
+    if (!State.Running) return;
+    if (!address) throw new Error(`the container has no address on the ${EGRESS_NETWORK} network`);
+    // Until the rule is in, its connections are dropped, not refused: the agent's first ones are retried.
+    await egress.admit(address);
+  };
+
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       const settings = await settingsOf(spec.tenantId, spec.targetId);
       if (!settings) return failedAtStart('docker', 'The container could not be created: the execution target no longer exists.', 'setup');
       let container: Dockerode.Container;
+      let egress: RunEgress | null = null;
       try {
         const image = await runnableImage(docker, settings.image, allowedImages);
         if ('problem' in image) return failedAtStart('docker', image.problem, 'setup');
+        try {
+          egress = await openEgress(spec, settings, events);
+        } catch (err) {
+          if (err instanceof EgressSetupError) return failedAtStart('docker', err.message, 'setup');
+          return failedAtStart('docker', `The egress network could not be set up: ${messageOf(err)}`, 'infrastructure');
+        }
         const labels = { [LABELS.run]: spec.runId, [LABELS.tenant]: spec.tenantId, [LABELS.instance]: instanceId };
-        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings, env: runEnv(spec), labels, imageVolumes: image.volumes }));
+        // The proxy's variables win over the job's, which could only point the agent at a way that is closed.
+        const env = runEnv(spec, egress?.env);
+        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings, env, labels, imageVolumes: image.volumes }));
       } catch (err) {
+        await egress?.close();
         return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`, 'infrastructure');
       }
       const containerId = container.id.slice(0, 12);
@@ -140,14 +139,17 @@ export function createDockerExecutor({
           stderr.end();
         });
         await container.start();
+        if (egress) await admit(container, egress);
       } catch (err) {
         attached?.destroy();
+        await egress?.close();
         await removeContainer(docker, container.id).catch(() => {});
+        if (err instanceof EgressSetupError) return failedAtStart('docker', err.message, 'setup');
         return failedAtStart('docker', `The container could not be started: ${messageOf(err)}`, 'infrastructure');
       }
       const socket = attached;
       socket.end(spec.prompt);
-      events.provisioning({ status: 'container_started', containerId });
+      events.provisioning({ status: 'container_started', containerId, ...(egress && { network: egressPolicy(settings).mode }) });
       const output = agentOutput(events);
       output.follow('stdout', stdout);
       output.follow('stderr', stderr);
@@ -188,6 +190,8 @@ export function createDockerExecutor({
           clearTimeout(timer);
           clearTimeout(killer);
           socket.destroy();
+          // Before the container goes, and its address with it to the next container.
+          await egress?.close().catch(() => {});
           try {
             await removeContainer(docker, container.id);
             events.provisioning({ status: 'container_removed', containerId });
@@ -212,6 +216,7 @@ export function createDockerExecutor({
       } catch {
         // Gone already, or the daemon does not answer: recovering the other runs goes on.
       }
+      await egressNetwork.reap(runId).catch(() => {});
     },
 
     async containers(): Promise<RunContainer[]> {
@@ -234,72 +239,8 @@ export function createDockerExecutor({
         await removeContainer(docker, container.id).catch(() => {}); // tried again at the next sweep
         removed++;
       }
+      await egressNetwork.sweep().catch(() => {}); // the rules of the containers that went
       return removed;
     },
   };
-}
-
-/** A step's failure in words of its own (the daemon's words are cut and unwrapped). */
-class StepFailure extends Error {}
-
-/**
- * Whether runs of a target with these settings can work, step by step, stopping at the first that fails:
- * the daemon answers, the image is allowed and on the host, and `true` runs in a container hardened and
- * limited like a run's (removed afterwards).
- */
-export async function dockerDiagnostics(docker: Dockerode, settings: DockerSettings, allowedImages: string[]): Promise<DiagnosticStep[]> {
-  const steps: DiagnosticStep[] = [];
-  const step = async (name: DiagnosticStep['step'], check: () => Promise<string>) => {
-    const started = Date.now();
-    const took = () => Date.now() - started;
-    try {
-      const detail = await check();
-      steps.push({ step: name, ok: true, durationMs: took(), detail });
-      return true;
-    } catch (err) {
-      steps.push({ step: name, ok: false, durationMs: took(), detail: err instanceof StepFailure ? err.message : messageOf(err) });
-      return false;
-    }
-  };
-
-  let imageVolumes: string[] = [];
-  const answers = await step('daemon', async () => {
-    try {
-      await docker.ping();
-      const { Version, ApiVersion } = await docker.version();
-      return `Docker ${Version} answers (API ${ApiVersion}).`;
-    } catch (err) {
-      throw new StepFailure(`The Docker daemon does not answer: ${messageOf(err)}`);
-    }
-  });
-  const present =
-    answers &&
-    (await step('image', async () => {
-      if (!imageAllowed(settings.image, allowedImages)) throw new StepFailure(notAllowed(settings.image));
-      const info = await localImage(docker, settings.image);
-      if (!info) throw new StepFailure(`The image ${clip(settings.image)} is not on the Docker host (a run tries to pull it).`);
-      imageVolumes = Object.keys(info.Config?.Volumes ?? {});
-      return `The image ${clip(settings.image)} is allowed and on the host.`;
-    }));
-  if (present) {
-    await step('run', async () => {
-      const options = containerOptions({ name: `flows-${newId('check')}`, settings: { ...settings, command: 'true' }, env: [], labels: { 'flows.check': 'run' }, imageVolumes });
-      let container: Dockerode.Container | undefined;
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        container = await docker.createContainer(options);
-        await container.start();
-        const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`it did not finish within ${CHECK_MS / 1000} seconds`)), CHECK_MS)));
-        const { StatusCode } = await Promise.race([container.wait(), late]);
-        if (StatusCode !== 0) throw new Error(`it exited with code ${StatusCode}`);
-        return "`true` ran in a container hardened and limited like a run's.";
-      } catch (err) {
-        throw new StepFailure(`\`true\` did not run in a container hardened and limited like a run's: ${messageOf(err)}`);
-      } finally {
-        clearTimeout(timer);
-        if (container) await removeContainer(docker, container.id).catch(() => {});
-      }
-    });
-  }
-  return steps;
 }

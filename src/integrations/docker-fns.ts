@@ -1,6 +1,7 @@
 // The rules of the Docker executor, apart from the daemon: which images the operator allows, and what a
-// run's container is (its hardening, limits, environment and labels), so that they read in one place.
-import type { ContainerCreateOptions } from 'dockerode';
+// run's container is (its hardening, limits, environment, labels and network), so that they read in one place.
+import type { ContainerCreateOptions, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
+import type { EgressPolicy } from '../lib/egress-policy';
 import { runVariables, type RunSpec } from './executor';
 
 export interface DockerSettings {
@@ -10,7 +11,10 @@ export interface DockerSettings {
   cpus: number;
   memoryMb: number;
   pids: number;
+  /** `none`: no interface but loopback. `egress`: the egress network, out only through the run's proxy (docker-egress.ts). */
   network: 'none' | 'egress';
+  /** With `egress`, the only domains the proxy lets through (`*.npmjs.org` for the names under it); empty: any public address. */
+  networkAllow: string[];
 }
 
 export const LABELS = { run: 'flows.run', tenant: 'flows.tenant', instance: 'flows.instance' } as const;
@@ -18,6 +22,48 @@ const AGENT_USER = '1000:1000';
 const WORKSPACE = '/workspace';
 
 const MIB = 1024 * 1024;
+
+/**
+ * The Docker network of `egress` runs, and the name of its bridge on the host, which the firewall rules
+ * name (docker-firewall.ts) and which a fixed name keeps stable when the network is made again.
+ */
+export const EGRESS_NETWORK = 'flows-egress';
+const BRIDGE_OPTIONS = { 'com.docker.network.bridge.name': EGRESS_NETWORK, 'com.docker.network.bridge.enable_icc': 'false' };
+
+/**
+ * `Internal`: Docker routes nothing from it to anywhere (no default route out, no NAT). Without traffic
+ * between its containers (`enable_icc`): one run cannot reach another. What Docker leaves open, the host's
+ * own addresses, the firewall closes.
+ */
+export const egressNetworkOptions = (): NetworkCreateOptions => ({
+  Name: EGRESS_NETWORK,
+  CheckDuplicate: true,
+  Driver: 'bridge',
+  Internal: true,
+  EnableIPv6: false,
+  Options: BRIDGE_OPTIONS,
+  Labels: { 'flows.network': 'egress' },
+});
+
+/** The gateway (the host's address on the bridge, where the runs' proxies listen), or why the network by that name will not do. */
+export function egressGateway(info: NetworkInspectInfo): { gateway: string } | { problem: string } {
+  const made = Object.entries(BRIDGE_OPTIONS).every(([name, value]) => info.Options?.[name] === value);
+  if (info.Driver !== 'bridge' || !info.Internal || info.EnableIPv6 || !made) {
+    return { problem: `The Docker network ${EGRESS_NETWORK} exists but is not as Flows makes it (an internal bridge named ${EGRESS_NETWORK}, no traffic between containers, no IPv6): remove it (\`docker network rm ${EGRESS_NETWORK}\`) and Flows makes it again at the next run.` };
+  }
+  const gateway = info.IPAM?.Config?.find((config) => config.Gateway && !config.Gateway.includes(':'))?.Gateway;
+  return gateway ? { gateway } : { problem: `The Docker network ${EGRESS_NETWORK} has no IPv4 gateway.` };
+}
+
+/** What an `egress` run's proxy lets through: the target's domains, or any public address. */
+export const egressPolicy = ({ networkAllow }: Pick<DockerSettings, 'networkAllow'>): EgressPolicy =>
+  networkAllow.length > 0 ? { mode: 'allowlist', allow: networkAllow } : { mode: 'public', allow: [] };
+
+/** How the agent finds its proxy: the variables most HTTP clients read, in both cases. */
+export function egressEnv(proxy: string): Record<string, string> {
+  const noProxy = 'localhost,127.0.0.1';
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
+}
 
 /** A pattern of FLOWS_DOCKER_IMAGES as an anchored expression: `*` stands for any run of characters, `/` and `:` too. */
 function imagePattern(glob: string): RegExp {
@@ -28,12 +74,13 @@ function imagePattern(glob: string): RegExp {
 /** Matched against the reference as the target writes it: `busybox` is not `busybox:latest`. */
 export const imageAllowed = (image: string, patterns: string[]) => patterns.some((glob) => imagePattern(glob).test(image));
 
-/** The agent's environment: its home in the workspace, the job's variables, and the run variables over them. */
-export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env'>): string[] {
+/** The agent's environment: its home in the workspace, the job's variables, and the proxy's and the run variables over them. */
+export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env'>, proxy: Record<string, string> = {}): string[] {
   const vars = {
     HOME: WORKSPACE,
     TMPDIR: '/tmp',
     ...spec.env,
+    ...proxy,
     ...runVariables(spec),
   };
   return Object.entries(vars).map(([name, value]) => `${name}=${value}`);
@@ -42,8 +89,10 @@ export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effo
 /**
  * A fresh container for one run: user 1000 with no capabilities and no way to gain privileges, a read-only
  * root with only /workspace and /tmp writable (in memory, counted in its memory limit), CPU, memory and
- * process limits, no network or the default bridge, and nothing of the host mounted. The volumes the
- * image declares become memory too: Docker would otherwise make each a volume on the host.
+ * process limits, no network or the egress network, and nothing of the host mounted. The volumes the
+ * image declares become memory too: Docker would otherwise make each a volume on the host. Without
+ * NET_ADMIN and NET_RAW (every capability is dropped) the agent cannot change its address or routes, nor
+ * forge packets: the firewall's rule for its address holds.
  */
 export function containerOptions({ name, settings, env, labels, imageVolumes }: { name: string; settings: DockerSettings; env: string[]; labels: Record<string, string>; imageVolumes: string[] }): ContainerCreateOptions {
   const { image, command, cpus, memoryMb, pids, network } = settings;
@@ -79,7 +128,7 @@ export function containerOptions({ name, settings, env, labels, imageVolumes }: 
       Memory: memoryMb * MIB,
       MemorySwap: memoryMb * MIB,
       PidsLimit: pids,
-      NetworkMode: network === 'none' ? 'none' : 'bridge',
+      NetworkMode: network === 'none' ? 'none' : EGRESS_NETWORK,
       // The output reaches the trace through the attach stream; a log on the host would keep it, unbounded.
       LogConfig: { Type: 'none', Config: {} },
       AutoRemove: false,

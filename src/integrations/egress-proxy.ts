@@ -1,5 +1,6 @@
-// A sandboxed run's only way out: an HTTP proxy on a Unix socket of the run's own (bound into its sandbox,
-// where a bridge offers it on the sandbox's loopback as HTTP_PROXY). It takes CONNECT (HTTPS, anything
+// A sandboxed run's only way out: an HTTP proxy of the run's own, on a Unix socket (bound into a local
+// sandbox, where a bridge offers it on the sandbox's loopback as HTTP_PROXY) or on a TCP address (the
+// gateway of the Docker egress network, docker-egress.ts). It takes CONNECT (HTTPS, anything
 // over TLS) and plain HTTP requests in absolute form, resolves each name itself, checks the policy and
 // every address (egress-fns.ts), and connects to the address it checked, so that a name which resolves
 // elsewhere a moment later (DNS rebinding) changes nothing. Every refusal reaches the run's trace.
@@ -45,7 +46,10 @@ function authorityOf(target: string | undefined): { host: string; port: number }
   return { host: url.hostname.replace(/^\[|\]$/g, ''), port };
 }
 
-export async function openEgress(socketPath: string, { policy, onDenied, resolve = resolveAll, isPublic }: EgressOptions) {
+/** A Unix socket's path, or a TCP address (port 0: a free one, which `port` then tells). */
+export type EgressListen = string | { host: string; port: number };
+
+export async function openEgress(listen: EgressListen, { policy, onDenied, resolve = resolveAll, isPublic }: EgressOptions) {
   /** The address to connect to, or why not. */
   const decide = async (host: string): Promise<{ address: string } | { reason: string }> => {
     const refused = hostRefusal(policy, host);
@@ -121,9 +125,12 @@ export async function openEgress(socketPath: string, { policy, onDenied, resolve
 
   await new Promise<void>((resolveListen, reject) => {
     server.once('error', reject);
-    server.listen(socketPath, () => resolveListen());
+    server.listen(typeof listen === 'string' ? listen : { ...listen, exclusive: true }, () => resolveListen());
   });
+  const address = server.address();
   return {
+    /** The TCP port it listens on; null on a Unix socket. */
+    port: typeof address === 'object' && address ? address.port : null,
     /** Stops taking connections and cuts the ones still open. */
     close: () =>
       new Promise<void>((resolveClose) => {

@@ -6,6 +6,7 @@ import type Dockerode from 'dockerode';
 import type { DockerHost, LocalAgent } from '../config';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
+import { domainProblem } from '../lib/egress-policy';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import type { ConnectionsService } from './connections-service';
@@ -22,7 +23,7 @@ type DockerDiagnostics = components['schemas']['DockerDiagnostics'];
 const DEFAULT_TIMEOUT_SECONDS = 3600;
 const DOCKER_DEFAULTS = { command: null, cpus: 1, memoryMb: 2048, pids: 512, network: 'none' } as const;
 const VM_FIELDS = ['connectionId', 'size', 'region'] as const;
-const DOCKER_FIELDS = ['command', 'cpus', 'memoryMb', 'pids', 'network'] as const;
+const DOCKER_FIELDS = ['command', 'cpus', 'memoryMb', 'pids', 'network', 'networkAllow'] as const;
 export const LOCAL_TARGET_ID = 'local';
 
 /** The paging key of a target: ids sort by creation, and `local`, listed first, sorts above them all. */
@@ -37,6 +38,28 @@ export interface UsableTarget {
 
 const targetNotFound = () => new NotFound('No such execution target.');
 
+type Network = Pick<DockerSettings, 'network' | 'networkAllow'>;
+
+/**
+ * The `network` column holds the mode and, when there is one, the allowlist after it:
+ * `egress:api.anthropic.com,*.npmjs.org` (a domain pattern has no `:` or `,`). It spares the table a column
+ * until its schema changes next; the API only ever sees the two fields.
+ */
+const storedNetwork = ({ network, networkAllow }: Network) => (networkAllow.length > 0 ? `${network}:${networkAllow.join(',')}` : network);
+
+function networkOf(stored: string | null): Network {
+  const [network, allow = ''] = (stored ?? DOCKER_DEFAULTS.network).split(':');
+  return { network: network as Network['network'], networkAllow: allow ? allow.split(',') : [] };
+}
+
+/** The network fields of a create or a change over the current ones, stored as one; undefined when neither is given. */
+function networkChange(current: Network, { network, networkAllow }: Partial<Network>): string | undefined {
+  if (network === undefined && networkAllow === undefined) return undefined;
+  const problem = networkAllow?.map(domainProblem).find((found) => found !== null);
+  if (problem) throw new ValidationFailed(`\`networkAllow\`: ${problem}.`);
+  return storedNetwork({ network: network ?? current.network, networkAllow: networkAllow ? [...new Set(networkAllow)] : current.networkAllow });
+}
+
 function dockerSettingsOf(row: TargetRow): DockerSettings & { image: string } {
   return {
     image: row.image ?? '',
@@ -44,7 +67,7 @@ function dockerSettingsOf(row: TargetRow): DockerSettings & { image: string } {
     cpus: row.cpus ?? DOCKER_DEFAULTS.cpus,
     memoryMb: row.memoryMb ?? DOCKER_DEFAULTS.memoryMb,
     pids: row.pids ?? DOCKER_DEFAULTS.pids,
-    network: (row.network ?? DOCKER_DEFAULTS.network) as DockerSettings['network'],
+    ...networkOf(row.network),
   };
 }
 
@@ -127,7 +150,9 @@ export function createTargetsService({
         if (!docker) throw new ValidationFailed('`kind`: this server offers no docker targets (the operator has not set FLOWS_DOCKER_HOST).');
         refuseFieldsOf(input, VM_FIELDS, 'docker');
         checkImage(input.image);
-        return view(await createTargetsRepo(db).create({ ...fields, ...DOCKER_DEFAULTS, ...input }));
+        const { network, networkAllow, ...settings } = input;
+        const stored = networkChange(networkOf(null), { network, networkAllow }) ?? DOCKER_DEFAULTS.network;
+        return view(await createTargetsRepo(db).create({ ...fields, ...DOCKER_DEFAULTS, ...settings, network: stored }));
       }
       refuseFieldsOf(input, DOCKER_FIELDS, 'vmhost');
       if (!input.connectionId) throw new ValidationFailed('`connectionId` is required for vmhost targets.');
@@ -140,14 +165,17 @@ export function createTargetsService({
       const repo = createTargetsRepo(db);
       const target = await repo.find(id);
       if (!target) throw targetNotFound();
+      const { network, networkAllow, ...fields } = patch;
+      let stored: string | undefined;
       if (target.kind === 'docker') {
         refuseFieldsOf(patch, VM_FIELDS, 'docker');
         if (docker) checkImage(patch.image);
+        stored = networkChange(networkOf(target.network), { network, networkAllow });
       } else {
         refuseFieldsOf(patch, DOCKER_FIELDS, 'vmhost');
         await connections.checkExists(db, patch.connectionId, 'connectionId');
       }
-      const row = await repo.update(id, patch);
+      const row = await repo.update(id, stored === undefined ? fields : { ...fields, network: stored });
       if (!row) throw targetNotFound();
       return view(row);
     },

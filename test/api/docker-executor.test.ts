@@ -1,12 +1,21 @@
 // The Docker executor against a real daemon, with a busybox image made without a registry: the prompt on
 // stdin and the run variables in, the output and the result out; failure, stop, timeout and running out of
 // memory; the hardening and limits as the daemon reports them and as the agent meets them; images the
-// operator does not allow or the host does not have; a container left by a crash reaped; the diagnostics.
+// operator does not allow or the host does not have; a container left by a crash reaped; the diagnostics;
+// the egress network as a boundary (probed from inside against services of this machine, a metadata
+// stand-in and another run, beside a plain container on Docker's bridge that reaches them all).
 // Every container goes, whatever the path.
 import Docker from 'dockerode';
+import { rm, writeFile } from 'node:fs/promises';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createDockerEgress } from '../../src/integrations/docker-egress';
 import { createDockerExecutor, dockerDiagnostics, type DockerSettings } from '../../src/integrations/docker-executor';
+import { createFirewall } from '../../src/integrations/docker-firewall';
+import { EGRESS_NETWORK } from '../../src/integrations/docker-fns';
 import type { RunSpec } from '../../src/integrations/executor';
-import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
+import { egressRules, ensureDockerd, ensureTestImage, httpStandIn, lanAddress, metadataStandIn, runPlain, TEST_IMAGE } from '../support/docker';
 
 jest.setTimeout(120_000);
 
@@ -14,7 +23,7 @@ const docker = new Docker();
 const INSTANCE = `test-${process.pid}`;
 const TENANT = 'ten_docker';
 const ALLOWED = ['flows-test/*:1', 'ghcr.io/acme/*'];
-const BASE: DockerSettings = { image: TEST_IMAGE, command: null, cpus: 0.5, memoryMb: 64, pids: 32, network: 'none' };
+const BASE: DockerSettings = { image: TEST_IMAGE, command: null, cpus: 0.5, memoryMb: 64, pids: 32, network: 'none', networkAllow: [] };
 const MIB = 1024 * 1024;
 
 /** The settings of each target a test made; a target not in here is gone. */
@@ -40,12 +49,17 @@ async function startRun(settings: Partial<DockerSettings>, spec: Partial<RunSpec
   const runId = `run_${process.pid}_${runs}`;
   const lines: { stream: string; text: string }[] = [];
   const provisioning: Record<string, unknown>[] = [];
+  const denied: Record<string, unknown>[] = [];
   const execution = await on.start(
     { tenantId: TENANT, targetId, runId, jobSlug: 'docker-job', prompt: 'Fix the bug', model: 'large', effort: 'high', timeoutSeconds: 30, env: {}, ...spec },
-    { output: (stream, text) => lines.push({ stream, text }), provisioning: (data) => provisioning.push(data), sandbox: () => {} },
+    {
+      output: (stream, text) => lines.push({ stream, text }),
+      provisioning: (data) => provisioning.push(data),
+      sandbox: (type, data) => (type === 'network_denied' ? denied.push(data) : undefined),
+    },
   );
   const containerId = execution.ref.slice('docker:'.length);
-  return { execution, runId, containerId, lines, provisioning, stdout: () => lines.filter((line) => line.stream === 'stdout').map((line) => line.text) };
+  return { execution, runId, containerId, lines, provisioning, denied, stdout: () => lines.filter((line) => line.stream === 'stdout').map((line) => line.text) };
 }
 
 async function until(condition: () => boolean | Promise<boolean>, what: string) {
@@ -309,6 +323,217 @@ describe('diagnostics', () => {
       ['run', false],
     ]);
     expect(steps[2].detail).toMatch(/^`true` did not run in a container hardened and limited like a run's: .*memory/i);
+  });
+});
+
+describe('the egress network', () => {
+  // Nothing public is reachable from here: a made-up name leads to a second loopback address, which these
+  // proxies alone count as public. The rest of the proxy's judgement is its own.
+  const PUBLIC_STAND_IN = '127.0.0.2';
+  const names: Record<string, string[]> = { 'public.flows-test': [PUBLIC_STAND_IN], 'other.flows-test': [PUBLIC_STAND_IN], 'rebind.flows-test': ['127.0.0.1'] };
+  const testing = { resolve: async (host: string) => names[host] ?? [], isPublic: (address: string) => address === PUBLIC_STAND_IN };
+  const networked = createDockerExecutor({ docker, instanceId: INSTANCE, allowedImages: ALLOWED, settingsOf, killGraceMs: 1_000, egress: testing });
+  const lan = lanAddress();
+  let hostService: Awaited<ReturnType<typeof httpStandIn>>;
+  let publicSite: Awaited<ReturnType<typeof httpStandIn>>;
+  let metadata: Awaited<ReturnType<typeof metadataStandIn>>;
+
+  beforeAll(async () => {
+    // A service of this machine on every address, as an operator's database or this server could be.
+    hostService = await httpStandIn('0.0.0.0', 'host service');
+    publicSite = await httpStandIn(PUBLIC_STAND_IN, 'public answer');
+    metadata = await metadataStandIn();
+  });
+  afterAll(() => Promise.all([hostService?.close(), publicSite?.close(), metadata?.close()]));
+
+  /**
+   * Shell lines trying each address directly, without the proxy, side by side: `NAME=open` when the answer
+   * holds `expected`, `NAME=closed` otherwise. (busybox's `wget -T` crashes: nc and `timeout` instead.)
+   */
+  const reach = (targets: [name: string, address: string, port: number | string, expected: string][]) => [
+    `reach() { if printf 'GET / HTTP/1.0\r\n\r\n' | timeout 6 nc -w 4 "$2" "$3" 2>/dev/null | grep -q "$4"; then echo "$1=open"; else echo "$1=closed"; fi; }`,
+    `${targets.map(([name, address, port, expected]) => `reach ${name} "${address}" "${port}" '${expected}' &`).join(' ')} wait`,
+  ];
+  /** Through the proxy, as the agent's HTTP clients go: wget reads http_proxy. `NAME=` the first line of the answer or of the error. */
+  const fetchLines = (targets: [name: string, url: string][]) => [
+    `fetch() { echo "$1=$(timeout 10 wget -q -O - "$2" 2>&1 | head -n 1)"; }`,
+    ...targets.map(([name, url]) => `fetch ${name} "${url}"`),
+  ];
+  const PROXY_PARTS = 'gw=${HTTP_PROXY#http://}; port=${gw##*:}; gw=${gw%:*}';
+  const said = (lines: string[], name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
+  const gatewayAddress = async () => (await docker.getNetwork(EGRESS_NETWORK).inspect()).IPAM!.Config![0].Gateway as string;
+  const rulesOf = async (runId: string) => (await egressRules()).filter((rule) => rule.includes(`:${runId}" `));
+
+  it('was needed: a plain container on Docker’s default bridge reaches a service of this machine and the metadata stand-in', async () => {
+    const lines = await runPlain(docker, 'bridge', reach([
+      ['BRIDGE_GATEWAY', '172.17.0.1', hostService.port, 'host service'],
+      ['LAN', lan, hostService.port, 'host service'],
+      ['METADATA', '169.254.169.254', 80, 'metadata'],
+    ]).join('\n'));
+    expect(['BRIDGE_GATEWAY', 'LAN', 'METADATA'].map((name) => [name, said(lines, name)])).toEqual([
+      ['BRIDGE_GATEWAY', 'open'],
+      ['LAN', 'open'],
+      ['METADATA', 'open'],
+    ]);
+  });
+
+  it('reaches nothing directly, a public site through its proxy, and every refusal of the proxy is reported', async () => {
+    const command = [
+      PROXY_PARTS,
+      'echo "env=$HTTP_PROXY|$HTTPS_PROXY|$http_proxy|$https_proxy|$NO_PROXY|$no_proxy"',
+      ...reach([
+        ['GATEWAY', '$gw', hostService.port, 'host service'],
+        ['BRIDGE_GATEWAY', '172.17.0.1', hostService.port, 'host service'],
+        ['LAN', lan, hostService.port, 'host service'],
+        ['METADATA', '169.254.169.254', 80, 'metadata'],
+      ]),
+      ...fetchLines([
+        ['PUBLIC', `http://public.flows-test:${publicSite.port}/`],
+        ['METADATA_PROXIED', 'http://169.254.169.254/latest/meta-data/'],
+        ['REBIND', `http://rebind.flows-test:${hostService.port}/`],
+        ['GATEWAY_PROXIED', `http://$gw:${hostService.port}/`],
+      ]),
+      `echo "CONNECT=$(printf 'CONNECT 10.0.0.1:443 HTTP/1.1\r\n\r\n' | timeout 6 nc -w 4 "$gw" "$port" | head -n 1 | tr -d '\r')"`,
+      'echo "caps=$(grep CapEff /proc/self/status | cut -f2) net=$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d " " | sort | tr "\\n" ,)"',
+    ].join('\n');
+    // A job's own proxy variables give way to the run's.
+    const run = await startRun({ network: 'egress', command }, { env: { HTTP_PROXY: 'http://10.0.0.9:3128', no_proxy: '*' } }, networked);
+    expect((await run.execution.done).state).toBe('succeeded');
+    const lines = run.stdout();
+    const gateway = await gatewayAddress();
+
+    expect(said(lines, 'env')).toMatch(new RegExp(`^(http://${gateway.replace(/\./g, '\\.')}:\\d+)\\|\\1\\|\\1\\|\\1\\|localhost,127\\.0\\.0\\.1\\|localhost,127\\.0\\.0\\.1$`));
+    for (const name of ['GATEWAY', 'BRIDGE_GATEWAY', 'LAN', 'METADATA']) expect([name, said(lines, name)]).toEqual([name, 'closed']);
+    expect(said(lines, 'PUBLIC')).toBe('public answer');
+    for (const name of ['METADATA_PROXIED', 'REBIND', 'GATEWAY_PROXIED']) expect([name, said(lines, name)]).toEqual([name, expect.stringContaining('403 Forbidden')]);
+    expect(said(lines, 'CONNECT')).toBe('HTTP/1.1 403 Forbidden');
+    expect(said(lines, 'caps')).toBe('0000000000000000 net=eth0,lo,');
+    expect(run.denied).toEqual([
+      { host: '169.254.169.254', port: 80, reason: 'the cloud metadata address (169.254.169.254)' },
+      { host: 'rebind.flows-test', port: hostService.port, reason: 'a loopback address (127.0.0.1)' },
+      { host: gateway, port: hostService.port, reason: `a private address (${gateway})` },
+      { host: '10.0.0.1', port: 443, reason: 'a private address (10.0.0.1)' },
+    ]);
+    expect(run.provisioning[0]).toEqual({ status: 'container_started', containerId: run.containerId.slice(0, 12), network: 'public' });
+    // The way to the proxy closed with the run.
+    expect(await rulesOf(run.runId)).toEqual([]);
+  });
+
+  it('lets only the target’s domains through when it has a `networkAllow`', async () => {
+    const command = fetchLines([
+      ['LISTED', `http://public.flows-test:${publicSite.port}/`],
+      ['UNLISTED', `http://other.flows-test:${publicSite.port}/`],
+    ]).join('\n');
+    const run = await startRun({ network: 'egress', networkAllow: ['public.flows-test'], command }, {}, networked);
+    expect((await run.execution.done).state).toBe('succeeded');
+    expect(said(run.stdout(), 'LISTED')).toBe('public answer');
+    expect(said(run.stdout(), 'UNLISTED')).toContain('403 Forbidden');
+    expect(run.denied).toEqual([{ host: 'other.flows-test', port: publicSite.port, reason: 'not on the allowlist' }]);
+    expect(run.provisioning[0]).toMatchObject({ network: 'allowlist' });
+  });
+
+  it('runs an agent that is done before it could reach out (it need not read its prompt)', async () => {
+    // Its container has exited, and lost its address, before the way to the proxy is opened.
+    for (const attempt of [1, 2, 3]) {
+      const run = await startRun({ network: 'egress', command: `echo quick ${attempt}` }, {}, networked);
+      expect(await run.execution.done).toEqual({ state: 'succeeded', result: { summary: `quick ${attempt}` } });
+      expect(await rulesOf(run.runId)).toEqual([]);
+    }
+  });
+
+  it('keeps runs apart: one cannot reach another’s container or use its proxy; each container hardened as with no network', async () => {
+    const first = await startRun({ network: 'egress', command: 'nc -l -p 8080 -e echo first-answer & echo "proxy=$HTTP_PROXY ip=$(hostname -i)"; sleep 30' }, {}, networked);
+    await until(() => first.stdout().some((line) => line.startsWith('proxy=')), 'the first run is up');
+    const [, proxy, address] = /^proxy=http:\/\/(\S+) ip=(\S+)$/.exec(first.stdout()[0])!;
+    const [gateway, port] = proxy.split(':');
+
+    const info = await docker.getContainer(first.containerId).inspect();
+    expect(info.HostConfig).toMatchObject({ NetworkMode: EGRESS_NETWORK, CapDrop: ['ALL'], SecurityOpt: ['no-new-privileges'], ReadonlyRootfs: true, Privileged: false });
+    expect(info.HostConfig.CapAdd ?? []).toEqual([]);
+    expect(info.NetworkSettings.Networks[EGRESS_NETWORK].IPAddress).toBe(address);
+    const network = await docker.getNetwork(EGRESS_NETWORK).inspect();
+    expect(network).toMatchObject({ Internal: true, EnableIPv6: false, Options: { 'com.docker.network.bridge.enable_icc': 'false', 'com.docker.network.bridge.name': EGRESS_NETWORK } });
+    // The first run's way to its proxy: from its address only.
+    expect(await rulesOf(first.runId)).toEqual([expect.stringContaining(`-s ${address}/32 -d ${gateway}/32 -p tcp -m tcp --dport ${port} `)]);
+
+    const second = await startRun({ network: 'egress', command: [PROXY_PARTS, ...reach([
+      ['OWN_PROXY', '$gw', '$port', 'HTTP/1.1'],
+      ['OTHER_PROXY', gateway, port, 'HTTP/1.1'],
+      ['OTHER_RUN', address, 8080, 'first-answer'],
+    ])].join('\n') }, {}, networked);
+    expect((await second.execution.done).state).toBe('succeeded');
+    expect(['OWN_PROXY', 'OTHER_PROXY', 'OTHER_RUN'].map((name) => [name, said(second.stdout(), name)])).toEqual([
+      ['OWN_PROXY', 'open'],
+      ['OTHER_PROXY', 'closed'],
+      ['OTHER_RUN', 'closed'],
+    ]);
+    first.execution.stop();
+    expect((await first.execution.done).state).toBe('canceled');
+    expect(await rulesOf(first.runId)).toEqual([]);
+  });
+
+  it('reaps the firewall rule a run left behind with its container, and sweeps the rules of containers that are gone', async () => {
+    const run = await startRun({ network: 'egress', command: 'echo ready; sleep 30' }, {}, networked);
+    await until(() => run.stdout().includes('ready'), 'the container runs');
+    expect(await rulesOf(run.runId)).toHaveLength(1);
+    await networked.reap(run.execution.ref, run.runId);
+    expect(await inspectStatus(run.containerId)).toBe(404);
+    expect(await rulesOf(run.runId)).toEqual([]);
+    await run.execution.done;
+
+    // As a server killed between removing a container and its rule would leave it.
+    const firewall = createFirewall({ bridge: EGRESS_NETWORK });
+    const orphan = `run_${process.pid}_orphan`;
+    await firewall.open({ source: '10.255.0.2', gateway: '10.255.0.1', port: 9, tenantId: TENANT, runId: orphan });
+    const alive = await startRun({ network: 'egress', command: 'echo ready; sleep 30' }, {}, networked);
+    await until(() => alive.stdout().includes('ready'), 'the container runs');
+    expect(await rulesOf(orphan)).toHaveLength(1);
+    await networked.sweep!(async () => false);
+    expect(await rulesOf(orphan)).toEqual([]);
+    expect(await rulesOf(alive.runId)).toHaveLength(1);
+    alive.execution.stop();
+    await alive.execution.done;
+  });
+
+  it('fails a run at its start, saying why, when the Docker daemon is on another machine', async () => {
+    // The daemon through TCP on this machine's LAN address: to the client, a daemon elsewhere.
+    const relay = net.createServer((client) => client.pipe(net.connect('/var/run/docker.sock')).pipe(client).on('error', () => client.destroy()));
+    await new Promise<void>((resolve) => relay.listen(0, lan, resolve));
+    try {
+      const remote = new Docker({ host: lan, port: (relay.address() as net.AddressInfo).port, protocol: 'http' });
+      const elsewhere = createDockerExecutor({ docker: remote, instanceId: INSTANCE, allowedImages: ALLOWED, settingsOf, egress: testing });
+      const run = await startRun({ network: 'egress', command: 'echo never' }, {}, elsewhere);
+      expect(run.execution.ref).toBe('docker:none');
+      expect(await run.execution.done).toEqual({ state: 'failed', error: expect.stringMatching(/^`network: egress` needs the Docker daemon on this machine/), cause: 'setup' });
+      // The same daemon runs what needs no network.
+      const offline = await startRun({ network: 'none', command: 'echo fine' }, {}, elsewhere);
+      expect(await offline.execution.done).toEqual({ state: 'succeeded', result: { summary: 'fine' } });
+    } finally {
+      relay.close();
+    }
+  });
+
+  it('is checked by the diagnostics, which fail at the network when the firewall cannot be changed', async () => {
+    const steps = await dockerDiagnostics(docker, { ...BASE, network: 'egress' }, ALLOWED);
+    expect(steps.map((step) => [step.step, step.ok])).toEqual([
+      ['daemon', true],
+      ['image', true],
+      ['network', true],
+      ['run', true],
+    ]);
+    expect(steps[2].detail).toMatch(/^The network flows-egress is fenced: from it, a run's container reaches only its own proxy on [\d.]+\.$/);
+
+    // iptables as a user without CAP_NET_ADMIN, as a server not run as root would call it.
+    const unprivileged = path.join(tmpdir(), `flows-iptables-${process.pid}`);
+    await writeFile(unprivileged, '#!/bin/sh\nexec setpriv --reuid 65534 --regid 65534 --clear-groups iptables "$@"\n', { mode: 0o755 });
+    const egress = createDockerEgress({ docker, firewall: createFirewall({ bridge: EGRESS_NETWORK, iptables: unprivileged, ip6tables: unprivileged }) });
+    const refused = await dockerDiagnostics(docker, { ...BASE, network: 'egress' }, ALLOWED, egress).finally(() => rm(unprivileged, { force: true }));
+    expect(refused.map((step) => [step.step, step.ok])).toEqual([
+      ['daemon', true],
+      ['image', true],
+      ['network', false],
+    ]);
+    expect(refused[2].detail).toMatch(/^Flows could not fence the Docker network flows-egress .*Permission denied \(you must be root\).*CAP_NET_ADMIN/);
   });
 });
 

@@ -1,14 +1,15 @@
 // Docker execution targets through the API, against the real Docker daemon with an image made here:
 // creating one (only from the operator's allowlist), a run in a fresh container that cannot read the
 // server's files (the prompt-injection reproduction), its secrets masked, stop, diagnostics, no container
-// left behind, and containers that finished runs left behind swept away.
+// left behind, and containers that finished runs left behind swept away; with `network: egress`, a run that
+// reaches out only through its proxy, whose refusals land in its trace.
 import Dockerode from 'dockerode';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LABELS } from '../../src/integrations/docker-fns';
 import { startTestApp, type TestApp } from '../support/app';
-import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
+import { ensureDockerd, ensureTestImage, httpStandIn, TEST_IMAGE } from '../support/docker';
 import { call } from '../support/http';
 import request from 'supertest';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
@@ -48,7 +49,7 @@ async function dockerTarget(extra: Record<string, unknown> = {}) {
 describe('docker targets', () => {
   it('are created from an allowed image with their container settings, and refuse what is not theirs', async () => {
     const target = await dockerTarget({ cpus: 0.5, pids: 64 });
-    expect(target).toMatchObject({ kind: 'docker', image: TEST_IMAGE, connectionId: null, size: '', docker: { command: 'sh', cpus: 0.5, memoryMb: 256, pids: 64, network: 'none' } });
+    expect(target).toMatchObject({ kind: 'docker', image: TEST_IMAGE, connectionId: null, size: '', docker: { command: 'sh', cpus: 0.5, memoryMb: 256, pids: 64, network: 'none', networkAllow: [] } });
     const outside = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Elsewhere', image: 'docker.io/library/ubuntu:24.04' });
     expect([outside.status, outside.body.error.message]).toEqual([400, expect.stringContaining('`image`')]);
     const vmField = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Mixed', image: TEST_IMAGE, region: 'fra1' });
@@ -58,6 +59,30 @@ describe('docker targets', () => {
     // null goes back to the image's own entrypoint.
     expect((await api('PATCH', `/api/v1/execution-targets/${target.id}`, { command: null })).body.docker).toMatchObject({ command: null, memoryMb: 512 });
     expect((await api('PATCH', `/api/v1/execution-targets/${target.id}`, { image: 'ubuntu' })).status).toBe(400);
+  });
+
+  it('take the domains an egress proxy lets through, checked as domains, kept when the network changes', async () => {
+    const target = await dockerTarget({ network: 'egress', networkAllow: ['api.anthropic.com', '*.npmjs.org', 'api.anthropic.com'] });
+    expect(target.docker).toMatchObject({ network: 'egress', networkAllow: ['api.anthropic.com', '*.npmjs.org'] });
+    const patch = (body: Record<string, unknown>) => api('PATCH', `/api/v1/execution-targets/${target.id}`, body);
+    expect((await patch({ network: 'none' })).body.docker).toMatchObject({ network: 'none', networkAllow: ['api.anthropic.com', '*.npmjs.org'] });
+    expect((await patch({ network: 'egress' })).body.docker).toMatchObject({ network: 'egress', networkAllow: ['api.anthropic.com', '*.npmjs.org'] });
+    expect((await patch({ networkAllow: ['registry.npmjs.org'] })).body.docker).toMatchObject({ network: 'egress', networkAllow: ['registry.npmjs.org'] });
+    expect((await patch({ networkAllow: [] })).body.docker).toMatchObject({ network: 'egress', networkAllow: [] });
+    expect((await api('GET', `/api/v1/execution-targets/${target.id}`)).body.docker).toMatchObject({ network: 'egress', networkAllow: [] });
+
+    for (const [allow, message] of [
+      [['10.0.0.1'], '`networkAllow`: 10.0.0.1 is an address; name a domain.'],
+      [['Api.Example.com'], '`networkAllow`: Api.Example.com is not a domain name (lower case, * only as the first label).'],
+      [['api.*.com'], '`networkAllow`: api.*.com is not a domain name (lower case, * only as the first label).'],
+    ] as const) {
+      const res = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Bad', image: TEST_IMAGE, network: 'egress', networkAllow: allow });
+      expect([res.status, res.body.error]).toEqual([400, { code: 'validation_failed', message }]);
+      expect((await patch({ networkAllow: allow })).status).toBe(400);
+    }
+    expect((await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Bad', image: TEST_IMAGE, networkAllow: 'api.anthropic.com' })).status).toBe(400);
+    const vm = await api('POST', '/api/v1/execution-targets', { kind: 'vmhost', name: 'VM', image: 'x', connectionId: 'vmc_x', networkAllow: ['api.anthropic.com'] });
+    expect([vm.status, vm.body.error.message]).toEqual([400, '`networkAllow` is not a setting of vmhost targets.']);
   });
 
   it('are not offered by a server without a Docker host', async () => {
@@ -86,6 +111,29 @@ describe('docker targets', () => {
     expect(output).toContain('ME=1000');
     expect(output).toContain('NET=lo,');
     expect(await containersOfRuns()).toEqual([]);
+  });
+
+  it('with `network: egress` reach out only through the run\'s proxy: the host is out of reach, and the proxy\'s refusals are in the trace', async () => {
+    const hostService = await httpStandIn('0.0.0.0', 'host service');
+    try {
+      const target = await dockerTarget({ network: 'egress' });
+      const script = [
+        'gw=${HTTP_PROXY#http://}; gw=${gw%:*}',
+        `echo DIRECT=$(printf "GET / HTTP/1.0\\r\\n\\r\\n" | timeout 6 nc -w 4 "$gw" ${hostService.port} 2>/dev/null | grep -c "host service")`,
+        'echo PROXIED=$(timeout 10 wget -q -O - http://169.254.169.254/latest/meta-data/ 2>&1 | head -n 1)',
+      ].join('; ');
+      const job = await api('POST', '/api/v1/jobs', { name: 'Reaching out', promptTemplate: script, executionTargetId: target.id });
+      const run = await finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, {})).body.runId);
+      expect(run.state).toBe('succeeded');
+      const trace = (await api('GET', `/api/v1/runs/${run.id}/trace?limit=100`)).body as { type: string; data: any }[];
+      const output = trace.filter((e) => e.type === 'agent_output').map((e) => e.data.text);
+      expect(output).toEqual(['DIRECT=0', expect.stringMatching(/^PROXIED=.*403 Forbidden/)]);
+      expect(trace.filter((e) => e.type === 'network_denied').map((e) => e.data)).toEqual([{ host: '169.254.169.254', port: 80, reason: 'the cloud metadata address (169.254.169.254)' }]);
+      expect(trace.find((e) => e.type === 'target_provisioning' && e.data.status === 'container_started')?.data).toMatchObject({ network: 'public' });
+      expect(await containersOfRuns()).toEqual([]);
+    } finally {
+      await hostService.close();
+    }
   });
 
   it('give the container the job\'s secrets and mask them', async () => {

@@ -1,10 +1,14 @@
 // A real Docker daemon and a test image for the Docker executor's tests, with no registry: the daemon is
 // started when it does not answer, and the image is made from the host's static busybox (an applet link
 // for every command, a user 1000) by `docker import`. Safe to call from test files running side by side.
+// And what the egress network's tests probe for: services of the host, a stand-in for the cloud metadata
+// service, plain containers to compare with, and the firewall's rules of the runs.
+import type Dockerode from 'dockerode';
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
 import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import http from 'node:http';
+import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 
@@ -107,3 +111,71 @@ function alive(pid: number) {
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/** An HTTP server answering `body` to everything, on `host` (port 0: a free one); `close` ends it. */
+export async function httpStandIn(host: string, body: string, port = 0) {
+  const server = http.createServer((_req, res) => res.end(`${body}\n`));
+  await new Promise<void>((resolve, reject) => server.once('error', reject).listen(port, host, resolve));
+  return {
+    port: (server.address() as { port: number }).port,
+    close: () => new Promise<void>((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** This machine's first IPv4 address that is not loopback (its LAN address): a service there is the host's too. */
+export function lanAddress(): string {
+  const found = Object.values(networkInterfaces())
+    .flat()
+    .find((entry) => entry && entry.family === 'IPv4' && !entry.internal);
+  if (!found) throw new Error('This machine has no IPv4 address but loopback.');
+  return found.address;
+}
+
+const METADATA_LINK = 'flows-md-test';
+
+/**
+ * A stand-in for a cloud's metadata service, as a container whose traffic reaches the host would meet it:
+ * 169.254.169.254 on an interface of this machine (a bridge of its own, made here and removed by `close`;
+ * root only) with an HTTP server on port 80 answering `metadata`. One test file at a time uses it.
+ */
+export async function metadataStandIn() {
+  const ip = (...args: string[]) => run('ip', args);
+  await ip('link', 'del', METADATA_LINK).catch(() => {}); // left by a test run that was killed
+  await ip('link', 'add', METADATA_LINK, 'type', 'bridge');
+  try {
+    await ip('addr', 'add', '169.254.169.254/32', 'dev', METADATA_LINK);
+    await ip('link', 'set', METADATA_LINK, 'up');
+    const server = await httpStandIn('169.254.169.254', 'metadata', 80);
+    return {
+      close: async () => {
+        await server.close();
+        await ip('link', 'del', METADATA_LINK);
+      },
+    };
+  } catch (err) {
+    await ip('link', 'del', METADATA_LINK).catch(() => {});
+    throw err;
+  }
+}
+
+/** Runs `script` by /bin/sh in a plain container of TEST_IMAGE (no hardening of Flows's) on `network`; answers its output lines. */
+export async function runPlain(docker: Dockerode, network: string, script: string): Promise<string[]> {
+  const container = await docker.createContainer({ Image: TEST_IMAGE, Cmd: ['-c', script], HostConfig: { NetworkMode: network } });
+  try {
+    await container.start();
+    await container.wait();
+    const logs = await container.logs({ stdout: true, stderr: true });
+    // The log stream's frames: 8 bytes of header, then the text.
+    const lines: string[] = [];
+    for (let at = 0; at + 8 <= logs.length; at += 8 + logs.readUInt32BE(at + 4)) lines.push(logs.subarray(at + 8, at + 8 + logs.readUInt32BE(at + 4)).toString());
+    return lines.join('').split('\n').filter(Boolean);
+  } finally {
+    await container.remove({ force: true });
+  }
+}
+
+/** The runs' rules in the egress network's firewall chain, as `iptables -S` prints them. */
+export async function egressRules(): Promise<string[]> {
+  const { stdout } = await run('iptables', ['-w', '-S', 'FLOWS-EGRESS']).catch(() => ({ stdout: '' }));
+  return stdout.split('\n').filter((line) => line.includes('flows-run:'));
+}

@@ -2662,7 +2662,7 @@ export interface components {
          *     - `standard-webhooks`: [Standard Webhooks](https://www.standardwebhooks.com) headers `webhook-id` (delivery id), `webhook-timestamp` (within 5 minutes) and `webhook-signature: v1,<base64 HMAC-SHA256>`; event from the body's `type`.
          *     - `hmac-sha256`: one header (`signatureHeader`, default `X-Signature-256`) carrying the hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=`; event from the body's `type` when present (else `delivery`); delivery id from `X-Delivery-Id` or `webhook-id` when sent, else the SHA-256 of the body (an exact resend is the same delivery).
          *
-         *     Signatures are checked in constant time on the raw body. A repeated delivery id is recorded once and starts nothing twice.
+         *     Signatures are checked in constant time on the raw body. A repeated delivery id is recorded once and starts nothing twice; so is, for `github`, `linear` and `hmac-sha256` (which sign no delivery id), the same body under a new id within the server's replay window (`FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS`, a day by default).
          * @example github
          * @enum {string}
          */
@@ -2900,8 +2900,8 @@ export interface components {
         };
         /**
          * @description A new execution target: `vmhost` (the default kind) needs `connectionId` and `image`; `docker` needs
-         *     `image` and takes `command`, `cpus`, `memoryMb`, `pids` and `network`, and no VM settings. Fields of the
-         *     other kind are refused with 400 `validation_failed`.
+         *     `image` and takes `command`, `cpus`, `memoryMb`, `pids`, `network` and `networkAllow`, and no VM
+         *     settings. Fields of the other kind are refused with 400 `validation_failed`.
          * @example {
          *       "name": "Standard VM (Frankfurt)",
          *       "connectionId": "vmc_6b1x4j8n2w7h",
@@ -2936,10 +2936,18 @@ export interface components {
             /** @description `docker` only: most processes at once. Default: 512. */
             pids?: number;
             /**
-             * @description `docker` only: `none` (the default) or `egress`.
+             * @description `docker` only. `none` (the default): no network but loopback. `egress`: the container sits on a network of its own from which it reaches nothing (not the Docker host, not the bridge's gateway, not other containers, not link-local or cloud metadata addresses) but its run's egress proxy, which `HTTP_PROXY` and `HTTPS_PROXY` (and `http_proxy`, `https_proxy`) name, with `NO_PROXY=localhost,127.0.0.1`. The proxy takes CONNECT and absolute-form `http://` requests, resolves names itself and connects to public addresses only (only the domains of `networkAllow` when it has any); each connection it refuses is a `network_denied` trace event. `egress` needs the Docker daemon on the Flows server's own machine, where Flows fences the network in the firewall (iptables, as root or with CAP_NET_ADMIN); otherwise the target's runs fail at their start (`setup`) saying why, and its diagnostics show it.
              * @enum {string}
              */
             network?: "none" | "egress";
+            /**
+             * @description `docker` only: with `network: egress`, the only domains the proxy lets the agent reach: a name exactly (`api.anthropic.com`), or `*.` and a domain for every name under it (`*.npmjs.org`, not `npmjs.org` itself); lower case, no addresses. Empty (the default): any public address. A pattern that is not a domain name is refused with 400 `validation_failed`. Kept as it is when `network` changes.
+             * @example [
+             *       "api.anthropic.com",
+             *       "*.npmjs.org"
+             *     ]
+             */
+            networkAllow?: string[];
             /** @description A run still active after this many seconds ends as `timed_out`. Default on creation: 3600 (one hour). */
             timeoutSeconds?: number;
         };
@@ -2969,10 +2977,18 @@ export interface components {
             /** @description `docker` only: most processes at once. Default: 512. */
             pids?: number;
             /**
-             * @description `docker` only: `none` (the default) or `egress`.
+             * @description `docker` only. `none` (the default): no network but loopback. `egress`: the container sits on a network of its own from which it reaches nothing (not the Docker host, not the bridge's gateway, not other containers, not link-local or cloud metadata addresses) but its run's egress proxy, which `HTTP_PROXY` and `HTTPS_PROXY` (and `http_proxy`, `https_proxy`) name, with `NO_PROXY=localhost,127.0.0.1`. The proxy takes CONNECT and absolute-form `http://` requests, resolves names itself and connects to public addresses only (only the domains of `networkAllow` when it has any); each connection it refuses is a `network_denied` trace event. `egress` needs the Docker daemon on the Flows server's own machine, where Flows fences the network in the firewall (iptables, as root or with CAP_NET_ADMIN); otherwise the target's runs fail at their start (`setup`) saying why, and its diagnostics show it.
              * @enum {string}
              */
             network?: "none" | "egress";
+            /**
+             * @description `docker` only: with `network: egress`, the only domains the proxy lets the agent reach: a name exactly (`api.anthropic.com`), or `*.` and a domain for every name under it (`*.npmjs.org`, not `npmjs.org` itself); lower case, no addresses. Empty (the default): any public address. A pattern that is not a domain name is refused with 400 `validation_failed`. Kept as it is when `network` changes.
+             * @example [
+             *       "api.anthropic.com",
+             *       "*.npmjs.org"
+             *     ]
+             */
+            networkAllow?: string[];
             /** @description A run still active after this many seconds ends as `timed_out`. Default on creation: 3600 (one hour). */
             timeoutSeconds?: number;
         };
@@ -3029,6 +3045,7 @@ export interface components {
          * @description How a `docker` target runs each run: a fresh container of `image` (which the operator's allowlist,
          *     `FLOWS_DOCKER_IMAGES`, must allow), as user 1000 with every capability dropped, `no-new-privileges`,
          *     a read-only root filesystem and in-memory `/workspace` and `/tmp`; nothing of the host is mounted.
+         *     Its network is none, or with `egress` a network of its own that leads only to its run's egress proxy.
          *     The rendered prompt arrives on stdin, stdout and stderr lines go to the trace, the exit code decides
          *     the state, and the container is removed on every path.
          * @example {
@@ -3036,7 +3053,11 @@ export interface components {
          *       "cpus": 2,
          *       "memoryMb": 4096,
          *       "pids": 512,
-         *       "network": "egress"
+         *       "network": "egress",
+         *       "networkAllow": [
+         *         "api.anthropic.com",
+         *         "*.npmjs.org"
+         *       ]
          *     }
          */
         DockerSettings: {
@@ -3049,10 +3070,12 @@ export interface components {
             /** @description Most processes the container may run at once. */
             pids: number;
             /**
-             * @description `none`: no network but loopback (the default). `egress`: Docker's default bridge, reaching whatever the Docker host reaches.
+             * @description `none`: no network but loopback (the default). `egress`: a network of the container's own that reaches nothing but its run's egress proxy (`HTTP_PROXY`, `HTTPS_PROXY`), which connects to public addresses only, or only to the domains of `networkAllow`, and reports each connection it refuses as a `network_denied` trace event.
              * @enum {string}
              */
             network: "none" | "egress";
+            /** @description With `network` `egress`, the only domains the proxy lets through (`*.npmjs.org` for every name under `npmjs.org`); empty for any public address. */
+            networkAllow: string[];
         };
         /**
          * @description A new VM-host connection. The API token is stored encrypted and never returned.
@@ -3174,10 +3197,10 @@ export interface components {
             /** @description The steps that ran, in order. */
             steps: {
                 /**
-                 * @description `daemon` (the Docker host answers), `image` (the allowlist allows the image and the host has it), `run` (`true` runs in a container hardened and limited like a run's, removed afterwards).
+                 * @description `daemon` (the Docker host answers), `image` (the allowlist allows the image and the host has it), `network` (`egress` targets only: the network `flows-egress` is there or made, fenced in the host's firewall, and its gateway an address of this server's machine for the run's proxy to listen on), `run` (`true` runs in a container hardened, limited and networked like a run's, removed afterwards).
                  * @enum {string}
                  */
-                step: "daemon" | "image" | "run";
+                step: "daemon" | "image" | "network" | "run";
                 /** @description Whether the step succeeded. */
                 ok: boolean;
                 /** @description How long the step took, in milliseconds. */
