@@ -91,7 +91,7 @@ ${optional('command', 'Command (docker)', 'Run by /bin/sh -c in place of the ent
 ${optional('cpus', 'CPUs (docker)')}
 ${optional('memoryMb', 'Memory in MiB (docker)')}
 ${optional('pids', 'Most processes at once (docker)')}
-${show('network') ? field({ name: 'network', label: 'Network (docker)', value: values.network ?? 'none', options: [{ value: 'none', label: 'none: loopback only' }, { value: 'egress', label: 'egress: the Docker host\u2019s network' }] }) : null}
+${show('network') ? field({ name: 'network', label: 'Network (docker)', value: values.network ?? 'none', options: [{ value: 'none', label: 'none: loopback only' }, { value: 'egress', label: 'egress: the public internet, through Flows\u2019s proxy' }] }) : null}
 ${optional('timeoutSeconds', 'Time limit in seconds', 'A run still active after it ends as timed_out. Empty: one hour on creation.')}`;
   }
 
