@@ -1570,7 +1570,7 @@ export interface components {
             type: "webhook";
             /** @description Identifier of the webhook source whose deliveries are considered. */
             sourceId: string;
-            /** @description Event patterns, matched against `event.action` (or `event` when the delivery has no action); `*` matches any run of characters, e.g. `pull_request.*`. */
+            /** @description Event patterns, matched against `event.action` (or `event` when the delivery has no action); `*` matches any run of characters, e.g. `pull_request.*`. A pattern has at most 8 `*` and 200 characters (more is 400 `validation_failed`), and is matched in time linear in the event's name. */
             events: string[];
             /** @description Conditions on the prepared webhook context; when omitted, every delivery matching `events` fires. */
             conditions?: components["schemas"]["Conditions"];

@@ -3,6 +3,7 @@
 import type { ContainerCreateOptions, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
 import type { EgressPolicy } from '../lib/egress-policy';
 import { runVariables, type RunSpec } from './executor';
+import { globMatches } from '../lib/glob';
 
 export interface DockerSettings {
   image: string;
@@ -65,14 +66,11 @@ export function egressEnv(proxy: string): Record<string, string> {
   return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
 }
 
-/** A pattern of FLOWS_DOCKER_IMAGES as an anchored expression: `*` stands for any run of characters, `/` and `:` too. */
-function imagePattern(glob: string): RegExp {
-  const literal = (part: string) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
-  return new RegExp(`^${glob.split('*').map(literal).join('.*')}$`, 's');
-}
-
-/** Matched against the reference as the target writes it: `busybox` is not `busybox:latest`. */
-export const imageAllowed = (image: string, patterns: string[]) => patterns.some((glob) => imagePattern(glob).test(image));
+/**
+ * A pattern of FLOWS_DOCKER_IMAGES (`*` stands for any run of characters, `/` and `:` too) matched in linear
+ * time against the reference as the target writes it (a tenant's): `busybox` is not `busybox:latest`.
+ */
+export const imageAllowed = (image: string, patterns: string[]) => patterns.some((glob) => globMatches(glob, image));
 
 /** The agent's environment: its home in the workspace, the job's variables, and the proxy's and the run variables over them. */
 export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env'>, proxy: Record<string, string> = {}): string[] {

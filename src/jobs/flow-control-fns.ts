@@ -145,6 +145,7 @@ export function testedKeys(flowControl: FlowControl, context: Record<string, unk
 /** The key of `part` for a run with `context` (null: the whole job is one key), or why there is none. */
 export function keyOf(part: KeyedPart, key: CompiledCel | null, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
   if (!key) return { ok: true, key: null };
+  // A tenant's CEL over the run's context: bounded by its cost limit and work meter (cel-fns.ts).
   const outcome = key.valueOf(context, contextSize(context));
   if (!outcome.ok) return { ok: false, error: `${keyField(part)}: ${outcome.error}` };
   const { value } = outcome;

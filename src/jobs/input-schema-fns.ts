@@ -6,11 +6,15 @@
 //   `$recursiveRef`, anchors, or `$id` below the root (which would move what a reference means);
 // - no cycle of references that applies a schema to the same value again (`{"allOf":[{"$ref":"#"}]}`);
 // - at most 200 subschemas applied to any one value of the data, however deep the data nests;
-// - patterns run on RE2 (linear time), so one that needs backtracking is refused.
+// - patterns run on RE2 (linear time), so one that needs backtracking is refused; each is bounded in
+//   length and compiled size, and a validation's matches are charged to a work meter (triggers/regex.ts):
+//   data too long for its patterns is refused as too costly to check, never matched for seconds.
 // Problems name the JSON pointer of the offending part.
 import Ajv2020, { type ValidateFunction } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { metered } from '../lib/work-meter';
 import { compileRegex } from '../triggers/regex';
+import { meteredValidator } from './metered-validator';
 
 export const INPUT_SCHEMA_LIMITS = { bytes: 64 * 1024, depth: 32, applicationsPerValue: 200 } as const;
 const META = 'https://json-schema.org/draft/2020-12/schema';
@@ -242,15 +246,20 @@ function tenantAjv(): Ajv2020 {
   return (ajv = addFormats(new Ajv2020({ strict: false, allErrors: false, addUsedSchema: false, code: { regExp } })));
 }
 
-/** Checks `schema` and compiles it; throws an `InputSchemaProblem` for a schema that is refused. */
-export function compileInputSchema(schema: unknown): ValidateFunction {
+/**
+ * Checks `schema` and compiles it; throws an `InputSchemaProblem` for a schema that is refused. Compiling
+ * its patterns is charged to one work meter: many large patterns are refused, not compiled for seconds.
+ */
+export const compileInputSchema = (schema: unknown): ValidateFunction => metered(() => compileChecked(schema));
+
+function compileChecked(schema: unknown): ValidateFunction {
   checkInputSchema(schema);
   const compiler = tenantAjv();
   // Compiled under an id of ours: with nothing registered by id, Ajv resolves `#` only against the root's
   // own id, and every reference left is local, so the tenant's root `$id` means nothing to validation.
   const compiled = typeof schema === 'boolean' ? schema : { ...(schema as object), $id: 'urn:flows:input-schema' };
   try {
-    return compiler.compile(compiled);
+    return meteredValidator(compiler.compile(compiled));
   } catch (err) {
     throw new InputSchemaProblem('', `it does not compile: ${(err as Error).message.slice(0, 200)}`);
   } finally {

@@ -7,6 +7,7 @@ import { AppError, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip, closestName, listNames } from '../lib/text';
 import { compileConditions, ConditionProblem, type CompiledConditions } from '../triggers/conditions-fns';
+import { eventPatternProblem } from '../triggers/event-patterns-fns';
 import { CONTEXT_ROOTS, EVERY_RUN_ROOTS } from '../triggers/trigger-contexts-fns';
 import { compileInputSchema, InputSchemaProblem } from './input-schema-fns';
 import { flowControlProblems, type FlowControl } from './flow-control-fns';
@@ -117,6 +118,14 @@ function checkSchedule(trigger: components['schemas']['ScheduleTrigger'], where:
   if (problem) throw new ValidationFailed(`\`${where}.cron\` is not a valid cron expression: ${problem}.`);
 }
 
+/** Event patterns within their bounds (see event-patterns-fns): refused at save, never at a delivery. */
+function checkEvents(events: string[], where: string) {
+  events.forEach((pattern, i) => {
+    const problem = eventPatternProblem(pattern);
+    if (problem) throw new ValidationFailed(`\`${where}.events[${i}]\` ${problem}.`);
+  });
+}
+
 /** A mistake in a job's templates or conditions: the answer names every one. */
 interface JobProblem {
   code: 'invalid_template' | 'invalid_conditions';
@@ -211,6 +220,7 @@ export function checkJob(
       if ((trigger.type === 'webhook' || trigger.type === 'run') && trigger.conditions !== undefined) problems.push(...conditionProblems(trigger, where));
       if (trigger.type === 'invocation' && trigger.inputSchema) validators.set(trigger.id, inputValidator(trigger.inputSchema, `\`${where}.inputSchema\``));
       if (trigger.type === 'schedule') checkSchedule(trigger, where);
+      if (trigger.type === 'webhook') checkEvents(trigger.events, where);
     });
   }
   if (problems.length) refuse(problems);

@@ -22,6 +22,6 @@ export function jobsHandlers(jobs: JobsService): HandlerMap {
     },
     enableJob: async ({ db, params }) => ({ status: 200, body: await jobs.setEnabled(db, params.jobId, true) }),
     disableJob: async ({ db, params }) => ({ status: 200, body: await jobs.setEnabled(db, params.jobId, false) }),
-    testJobTemplate: async ({ body }) => ({ status: 200, body: await jobs.testTemplate(body) }),
+    testJobTemplate: async ({ db, body }) => ({ status: 200, body: await jobs.testTemplate(db, body) }),
   };
 }

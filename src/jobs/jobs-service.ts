@@ -17,7 +17,7 @@ import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
 import { compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
-import { compileTemplate, renderTemplate, type CompiledTemplate } from './templates-fns';
+import { RenderProblem, sharedRenderPool, type RenderPool } from './render-pool';
 
 export { InvalidConditions, InvalidTemplate } from './jobs-fns';
 export type { JobRow } from './jobs-repo';
@@ -36,6 +36,8 @@ export interface JobsDeps {
   announceChange?(tenantId: string): void;
   /** The live jobs of every tenant with an enabled invocation trigger, the most recently saved first. */
   invocableJobs(): Promise<(JobRow & { tenantId: string })[]>;
+  /** Where templates render (worker threads); the process's pool unless a test gives its own. */
+  renders?: RenderPool;
 }
 
 const jobNotFound = () => new NotFound('No such job.');
@@ -99,11 +101,6 @@ async function refuseLoops(repo: JobsRepo, jobId: string, triggers: Trigger[]) {
   if (loop) throw new ValidationFailed(`\`triggers\` would chain jobs in a loop: ${loop.map(clip).join(' → ')}.`);
 }
 
-interface CompiledJob {
-  prompt: CompiledTemplate;
-  runName: CompiledTemplate | null;
-}
-
 /** What direct invocation takes from a job's first enabled invocation trigger. */
 interface InvocationInput {
   triggerId: string | null;
@@ -149,17 +146,15 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
 /** The keyed parts for a run that is not debounced: a direct invocation. */
 const UNDEBOUNCED = ['concurrency', 'rateLimit'] as const;
 
-export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs }: JobsDeps) {
+export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs, renders = sharedRenderPool() }: JobsDeps) {
   const catalog = createJobsCatalog();
   const changed = (db: TenantDb) => {
     catalog.changed(db.$tenant().id);
     announceChange(db.$tenant().id);
   };
-  // Templates parse, and input schemas are checked and compiled, once per version of a job, not per run:
-  // at save, at start (`compileSaved`) or else at the first invocation of a version saved elsewhere.
-  const compiled = perVersion<CompiledJob>();
-  const compiledOf = (job: RenderedJob) =>
-    compiled.get(job, () => ({ prompt: compileTemplate(job.promptTemplate), runName: job.runNameTemplate ? compileTemplate(job.runNameTemplate) : null }));
+  // Input schemas are checked and compiled once per version of a job, not per run: at save, at start
+  // (`compileSaved`) or else at the first invocation of a version saved elsewhere. Templates are parsed
+  // where they render, in the pool's workers, which keep them parsed.
   const flowKeys = perVersion<CompiledKeys>();
   const inputs = perVersion<InvocationInput | Error>();
   const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
@@ -205,9 +200,10 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   }
 
   return {
-    async testTemplate(input: { template: string; context: Record<string, unknown> }): Promise<{ output: string }> {
+    async testTemplate(db: TenantDb, input: { template: string; context: Record<string, unknown> }): Promise<{ output: string }> {
       try {
-        return { output: await renderTemplate(compileTemplate(input.template), input.context) };
+        const [output] = await renders.render(db.$tenant().id, [input.template], input.context);
+        return { output };
       } catch (err) {
         throw asInvalidTemplate(err, null);
       }
@@ -404,14 +400,30 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       };
     },
 
-    /** The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's. */
-    async render(job: RenderedJob, context: Record<string, unknown>, given: { prompt?: string; name?: string } = {}): Promise<{ prompt: string; name: string }> {
-      const templates = compiledOf(job);
-      const render = (field: string, template: CompiledTemplate) => renderTemplate(template, context).catch((err) => {
-          throw asInvalidTemplate(err, field);
-        });
-      const prompt = given.prompt ?? (await render('promptTemplate', templates.prompt));
-      const name = given.name ?? (templates.runName ? (await render('runNameTemplate', templates.runName)).trim() : '');
+    /**
+     * The job's prompt and run name for `context`; a caller's own prompt or name replaces the template's.
+     * Both render in one message to the pool. `background` work (a trigger's start) waits its turn in the
+     * tenant's line however long it is; a request is refused (429) when the line is full.
+     */
+    async render(
+      db: TenantDb,
+      job: RenderedJob,
+      context: Record<string, unknown>,
+      given: { prompt?: string; name?: string } = {},
+      { background = false }: { background?: boolean } = {},
+    ): Promise<{ prompt: string; name: string }> {
+      const wanted: { field: string; source: string }[] = [];
+      if (given.prompt == null) wanted.push({ field: 'promptTemplate', source: job.promptTemplate });
+      if (given.name == null && job.runNameTemplate) wanted.push({ field: 'runNameTemplate', source: job.runNameTemplate });
+      let outputs: string[];
+      try {
+        outputs = await renders.render(db.$tenant().id, wanted.map(({ source }) => source), context, { background });
+      } catch (err) {
+        throw asInvalidTemplate(err, err instanceof RenderProblem ? wanted[err.index].field : null);
+      }
+      const rendered = Object.fromEntries(wanted.map(({ field }, i) => [field, outputs[i]]));
+      const prompt = given.prompt ?? rendered.promptTemplate;
+      const name = given.name ?? (rendered.runNameTemplate?.trim() || '');
       return { prompt, name: (name || job.name).slice(0, MAX_RUN_NAME) };
     },
   };

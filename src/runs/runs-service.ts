@@ -230,7 +230,8 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     context: Record<string, unknown>,
   ): Promise<TriggeredStart> {
     const seen = { ...context, job: { id: job.id, slug: job.slug, name: job.name } };
-    const { prompt, name } = await jobs.render(job, seen);
+    // A trigger's start waits its turn to render: its own queue bounds how many there are.
+    const { prompt, name } = await jobs.render(db, job, seen, {}, { background: true });
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     try {
@@ -259,7 +260,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
 
       const { triggerId, data } = jobs.invocationData(job, body.data);
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
-      const { prompt, name } = await jobs.render(job, context, { prompt: body.prompt, name: body.name });
+      const { prompt, name } = await jobs.render(db, job, context, { prompt: body.prompt, name: body.name });
       const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
       const flow = flowOf(job, context, { triggered: false });
 

@@ -2,10 +2,16 @@
 // evaluated against a context whose top-level fields are its variables, under a cost limit.
 import type * as CelLibrary from '@bufbuild/cel';
 import type { CelResult } from '@bufbuild/cel';
+import { lruFor } from '../lib/lru';
 import { clip, listNames } from '../lib/text';
-import { compileRegex } from './regex';
+import { metered, WorkLimitExceeded } from '../lib/work-meter';
+import { meteredStringFuncs } from './cel-metered-funcs';
+import { compileRegex, type Regex } from './regex';
 
-/** Evaluations whose estimated cost exceeds this are refused before they run. */
+/**
+ * Evaluations whose estimated cost exceeds this are refused before they run (the estimate counts calls; what
+ * a call does with a long string is charged as it runs, to a work meter: cel-metered-funcs.ts).
+ */
 export const CEL_COST_LIMIT = 1_000_000;
 const MAX_NODES = 1000;
 
@@ -17,9 +23,24 @@ let loaded: { cel: typeof CelLibrary; env: ReturnType<typeof CelLibrary.celEnv> 
 function celLibrary() {
   if (!loaded) {
     const cel = require('@bufbuild/cel') as typeof CelLibrary;
-    loaded = { cel, env: cel.celEnv({ re2: { compile: compileRegex } }) };
+    loaded = { cel, env: cel.celEnv({ re2: { compile: compiledPattern }, funcs: meteredStringFuncs(cel) }) };
   }
   return loaded;
+}
+
+// The library compiles a `matches()` pattern at every call: the last ones are kept compiled (or refused).
+const patterns = lruFor<Regex | Error>({ max: 200, maxWeight: 200_000, weigh: (pattern) => pattern.length });
+function compiledPattern(pattern: string): Regex {
+  const entry = patterns.get(pattern, () => {
+    try {
+      return compileRegex(pattern);
+    } catch (err) {
+      if (err instanceof WorkLimitExceeded) throw err; // this evaluation's budget, not the pattern's fault
+      return err as Error;
+    }
+  });
+  if (entry instanceof Error) throw entry;
+  return entry;
 }
 
 export class CelProblem extends Error {}
@@ -196,7 +217,13 @@ export function compileCel(expression: string): CompiledCel {
     const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
     if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
     if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
-    const result = run(context);
+    let result: CelResult;
+    try {
+      result = metered(() => run(context));
+    } catch (err) {
+      if (err instanceof WorkLimitExceeded) return { ok: false, error: `CEL work limit exceeded: ${err.message}` };
+      throw err;
+    }
     if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
     return { ok: true, value: result };
   }

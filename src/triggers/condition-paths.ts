@@ -9,6 +9,8 @@ export interface ParsedPath {
   many: boolean;
 }
 
+// Linear on any text: the name class excludes `[`, so the name and the brackets never compete for a
+// character (and a path is at most 500 characters, conditions-fns.ts).
 const SEGMENT = /^([^.[\]\s]+)((?:\[(?:\d+|\*)\])*)$/;
 
 /** The steps of `path`, or null when it is not a well-formed path. */

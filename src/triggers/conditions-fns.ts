@@ -4,6 +4,7 @@
 import { isDeepStrictEqual } from 'node:util';
 import type { components } from '../../generated/openapi';
 import { clip } from '../lib/text';
+import { metered, WorkLimitExceeded } from '../lib/work-meter';
 import { CelProblem, compileCel, contextSize, type CompiledCel } from './cel-fns';
 import { parsePath, select, type ParsedPath } from './condition-paths';
 import { compileRegex, type Regex } from './regex';
@@ -75,6 +76,7 @@ function testFor(op: Op, value: unknown): ((actual: unknown) => boolean) | strin
       return (actual) => typeof actual === 'string' && (op === 'startsWith' ? actual.startsWith(value) : actual.endsWith(value));
     }
     case 'matches': {
+      // RE2, its program bounded at compile and each match charged to the evaluation's meter (regex.ts).
       if (typeof value !== 'string') return '`matches` needs a regular expression as a string value';
       let pattern: Regex;
       try {
@@ -115,8 +117,13 @@ function compileLeaf(part: LeafPart, index: number, raw: unknown): Leaf {
   return { part, index, path: leaf.path, op: leaf.op as Op, value: leaf.value, parsed, test };
 }
 
-/** Compiles conditions as sent (loosely typed JSON); throws ConditionProblem naming the offending part. */
-export function compileConditions(raw: unknown): CompiledConditions {
+/**
+ * Compiles conditions as sent (loosely typed JSON); throws ConditionProblem naming the offending part.
+ * Compiling their regular expressions is charged to one work meter (regex.ts).
+ */
+export const compileConditions = (raw: unknown): CompiledConditions => metered(() => compileParts(raw));
+
+function compileParts(raw: unknown): CompiledConditions {
   if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw new ConditionProblem('conditions must be an object { all, any, none, if }', { part: 'conditions', result: false });
   const conditions = raw as Record<string, unknown>;
   const unknown = Object.keys(conditions).find((key) => ![...LEAF_PARTS, 'if'].includes(key));
@@ -153,7 +160,14 @@ function evaluateLeaf(leaf: Leaf, context: unknown): Detail {
  * context's (cel-fns.ts `contextSize`), counted once by a caller deciding many triggers on one context.
  */
 export function evaluateConditions({ leaves, cel }: CompiledConditions, context: Record<string, unknown>, size?: number): Decision {
-  const details = leaves.map((leaf) => evaluateLeaf(leaf, context));
+  let details: Detail[];
+  try {
+    // `matches` is charged to a work meter (regex.ts): long texts under large patterns end in an error.
+    details = metered(() => leaves.map((leaf) => evaluateLeaf(leaf, context)));
+  } catch (err) {
+    if (err instanceof WorkLimitExceeded) return { decision: 'error', error: `conditions: ${err.message}`, details: [] };
+    throw err;
+  }
   const of = (part: LeafPart) => details.filter((detail) => detail.part === part);
   const any = of('any');
   let holds = of('all').every((d) => d.result) && (any.length === 0 || any.some((d) => d.result)) && of('none').every((d) => !d.result);
