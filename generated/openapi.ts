@@ -1828,6 +1828,7 @@ export interface components {
             model?: string;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
             effort?: string;
+            network?: components["schemas"]["JobNetwork"];
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -1858,6 +1859,8 @@ export interface components {
             model?: string | null;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`); `null` goes back to the agent's default. */
             effort?: string | null;
+            /** @description Replaces the job's network allowlist; `null` removes it (the target's policy alone applies). */
+            network?: components["schemas"]["JobNetwork"] | null;
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -2000,6 +2003,26 @@ export interface components {
              * @enum {string}
              */
             onConflict?: "queue" | "cancel-running" | "skip";
+        };
+        /**
+         * @description Narrows where the job's runs may connect, within what their target allows (the operator's
+         *     `FLOWS_LOCAL_AGENT_NETWORK` for `local`, a `docker` target's `network` and `networkAllow`): only the
+         *     domains of `allow`, through the run's egress proxy; an empty list allows no connection at all. It
+         *     never widens the target's policy, and no domain reaches this server's machine or its networks. Each
+         *     refused connection is a `network_denied` event in the run's trace. A `vmhost` target cannot hold a
+         *     run to it: such a run fails at its start (a setup failure, never retried) instead of running
+         *     unrestricted. On a job, absent when the job sets none.
+         * @example {
+         *       "allow": [
+         *         "api.anthropic.com",
+         *         "registry.npmjs.org",
+         *         "github.com"
+         *       ]
+         *     }
+         */
+        JobNetwork: {
+            /** @description Domains, `api.anthropic.com` exactly or `*.npmjs.org` for every name under it (lower case). */
+            allow: string[];
         };
         /**
          * @description Variables the agent gets in its environment on every target kind, by name: a plain value, or
@@ -2146,6 +2169,7 @@ export interface components {
             model: string | null;
             /** @description Reasoning effort requested from the coding agent; null means the agent's default. */
             effort: string | null;
+            network?: components["schemas"]["JobNetwork"];
             env: components["schemas"]["JobEnv"];
             /** @description Whether the job accepts invocations and its triggers fire. */
             enabled: boolean;

@@ -86,7 +86,7 @@ export function createDockerExecutor({
   const openEgress = (spec: RunSpec, settings: DockerSettings, events: ExecutionEvents) =>
     settings.network === 'none'
       ? null
-      : egressNetwork.open({ tenantId: spec.tenantId, runId: spec.runId, policy: egressPolicy(settings), onDenied: (denial) => events.sandbox('network_denied', { ...denial }) });
+      : egressNetwork.open({ tenantId: spec.tenantId, runId: spec.runId, policy: { ...egressPolicy(settings), narrowedTo: spec.network?.allow }, onDenied: (denial) => events.sandbox('network_denied', { ...denial }) });
 
   /**
    * Lets the started container reach its proxy, from the address Docker gave it on the egress network. An

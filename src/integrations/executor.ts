@@ -13,6 +13,8 @@ export interface RunSpec {
   timeoutSeconds: number;
   /** Variables the job gives the agent (its `env`, secrets opened): never logged, masked in the trace. */
   env: Record<string, string>;
+  /** The job's own network allowlist, within the target's policy; null when it sets none. */
+  network?: { allow: string[] } | null;
 }
 
 /**

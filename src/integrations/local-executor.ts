@@ -78,7 +78,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       network === 'none'
         ? null
         : await openEgress(path.join(runDir, EGRESS_SOCKET), {
-            policy: { mode: network, allow: agent.allow ?? [] },
+            policy: { mode: network, allow: agent.allow ?? [], narrowedTo: spec.network?.allow },
             onDenied: (denial) => events.sandbox('network_denied', { ...denial }),
             ...egressTesting,
           });

@@ -7,7 +7,7 @@ import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
 import type { SecretBox } from '../lib/secrets';
 import { createConnectionsRepo } from './connections-repo';
-import type { Execution, ExecutionEvents, Executor, Outcome, RunSpec } from './executor';
+import { failedAtStart, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 import { createTargetsRepo } from './targets-repo';
 import { agentClient, failureOf, ProviderError, vmhostClient, type ClientOptions } from './vmhost-client';
 
@@ -83,6 +83,8 @@ export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT
   const calls: ClientOptions = { fetch: outbound.fetch, callTimeoutMs: timing.callTimeoutMs };
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
+      // The provider's VM has its provider's network: a job's allowlist cannot hold there, so the run does not start.
+      if (spec.network) return failedAtStart('vmhost', "The job sets a network allowlist, which a vmhost target cannot enforce: run it on a local or docker target, or remove the job's network.", 'setup');
       let ending: 'timed_out' | 'canceled' | null = null;
       const deadline = Date.now() + spec.timeoutSeconds * 1000;
       let setup: Awaited<ReturnType<typeof vmhostSetup>>;

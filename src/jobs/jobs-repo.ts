@@ -1,6 +1,6 @@
 // Jobs and their triggers in the database, through the tenant-bound client. Deleted jobs stay as rows
 // (their finished runs remain readable) and are invisible here.
-import type { Prisma } from '../../generated/prisma/sqlite/client';
+import { Prisma } from '../../generated/prisma/sqlite/client';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import type { Trigger } from './jobs-fns';
@@ -21,6 +21,8 @@ export interface JobFields {
   effort?: string | null;
   env?: Prisma.InputJsonValue;
   flowControl?: Prisma.InputJsonValue;
+  /** The job's network allowlist; null removes it. */
+  network?: Prisma.InputJsonValue | null;
 }
 
 /** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */
@@ -69,7 +71,10 @@ export function createJobsRepo(db: TenantDb) {
     /** Changes the fields given and, when `triggers` is given, replaces them all; null when the job is gone. */
     update: (id: string, fields: JobFields, triggers: Trigger[] | undefined) =>
       db.$transaction(async (tx) => {
-        const { count } = await tx.job.updateMany({ where: { id, deletedAt: null }, data: { ...fields, updatedAt: new Date() } });
+        const { network, ...columns } = fields;
+        // A JSON column is emptied by the database's NULL, which Prisma spells DbNull (the same in either client).
+        const data = { ...columns, ...(network !== undefined && { network: network ?? Prisma.DbNull }), updatedAt: new Date() };
+        const { count } = await tx.job.updateMany({ where: { id, deletedAt: null }, data });
         if (count === 0) return null;
         if (triggers) {
           await tx.trigger.deleteMany({ where: { jobId: id } });

@@ -6,6 +6,7 @@ import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import type { TargetsService } from '../integrations/targets-service';
+import { allowListProblem } from '../lib/egress-policy';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
@@ -41,6 +42,14 @@ export interface JobsDeps {
 }
 
 const jobNotFound = () => new NotFound('No such job.');
+
+type JobNetwork = components['schemas']['JobNetwork'];
+
+/** A job's allowlist names domains, as a target's does. */
+function checkNetwork(network: JobNetwork | null | undefined) {
+  const problem = network && allowListProblem(network.allow, 'network.allow');
+  if (problem) throw new ValidationFailed(problem);
+}
 const slugTaken = (slug: string) => new Conflict('slug_taken', `Another job of this tenant has the slug "${slug}".`);
 
 export function jobView(job: JobRow): JobView {
@@ -56,6 +65,7 @@ export function jobView(job: JobRow): JobView {
     effort: job.effort,
     env: (job.env ?? {}) as JobEnv,
     flowControl: (job.flowControl ?? {}) as FlowControl,
+    ...(job.network ? { network: job.network as JobNetwork } : {}),
     enabled: job.enabled,
     triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
@@ -225,6 +235,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       let triggers = withIdentity(inputs);
       const validators = checkJob({ ...fields, triggers });
       checkEnv(fields.env);
+      checkNetwork(fields.network);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkSecretsExist(secrets, db, fields.env);
       triggers = await resolveReferences(repo, triggers);
@@ -268,6 +279,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         { templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined, triggers: triggers !== undefined, flowControl: flowControl !== undefined },
       );
       checkEnv(fields.env);
+      checkNetwork(fields.network);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkSecretsExist(secrets, db, fields.env);
       if (triggers) {

@@ -11,6 +11,8 @@ export interface EgressPolicy {
   mode: NetworkMode;
   /** `api.anthropic.com`, or `*.npmjs.org` for every name under it (not the domain itself). */
   allow: string[];
+  /** The job's own allowlist, within the target's policy: it narrows, never widens. */
+  narrowedTo?: string[] | null;
 }
 
 /** A domain pattern as the operator writes it: lower case, no trailing dot, `*.` only as a prefix. */
@@ -18,6 +20,15 @@ export function domainProblem(pattern: string): string | null {
   const name = pattern.startsWith('*.') ? pattern.slice(2) : pattern;
   if (isIP(name)) return `${pattern} is an address; name a domain`;
   if (!/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)*[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/.test(name)) return `${pattern} is not a domain name (lower case, * only as the first label)`;
+  return null;
+}
+
+/** The first domain of `allow` that is not one, as a message naming its place in `field`; or null. */
+export function allowListProblem(allow: readonly string[], field: string): string | null {
+  for (const [index, domain] of allow.entries()) {
+    const problem = domainProblem(domain);
+    if (problem) return `\`${field}[${index}]\`: ${problem}.`;
+  }
   return null;
 }
 
@@ -34,6 +45,7 @@ export function hostRefusal(policy: EgressPolicy, host: string): string | null {
   const name = bare(host);
   if (policy.mode === 'none') return 'the network is off for this target';
   if (policy.mode === 'allowlist' && !allowListed(policy.allow, name)) return 'not on the allowlist';
+  if (policy.narrowedTo && !allowListed(policy.narrowedTo, name)) return "not on the job's allowlist";
   // RFC 6761: localhost and every name under it are this machine, whatever a resolver says.
   if (name === 'localhost' || name.endsWith('.localhost')) return 'this machine';
   return null;

@@ -4,7 +4,7 @@
 // dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
-import type { Executor, Outcome } from '../integrations/executor';
+import type { Executor, Outcome, RunSpec } from '../integrations/executor';
 import type { TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
 import type { FlowControl } from '../jobs/flow-control-fns';
@@ -211,7 +211,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const trace = traceWriter(repo, runId, logger);
       const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines);
       const execution = await executor.start(
-        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env },
+        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env, network: job.network as RunSpec['network'] },
         events,
       );
       executions.set(runId, { tenantId, stop: () => execution.stop() });

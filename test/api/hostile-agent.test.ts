@@ -12,7 +12,7 @@ import { DEFAULT_LIMITS, type ResourceLimits } from '../../src/lib/resource-limi
 import { createLocalExecutor, type LocalExecutorOptions } from '../../src/integrations/local-executor';
 import { accessToken, createOwner } from '../support/identity';
 import { startListeningApp, type ListeningApp } from '../support/server';
-import type { Outcome } from '../../src/integrations/executor';
+import type { Outcome, RunSpec } from '../../src/integrations/executor';
 import { openCgroups } from '../../src/integrations/run-limits';
 
 jest.setTimeout(120_000);
@@ -28,13 +28,13 @@ interface Ran {
 }
 
 let runs = 0;
-async function run(command: string, { limits, ...options }: Partial<Omit<LocalExecutorOptions, 'limits'>> & { limits?: Partial<ResourceLimits> } = {}): Promise<Ran> {
+async function run(command: string, { limits, jobNetwork = null, ...options }: Partial<Omit<LocalExecutorOptions, 'limits'>> & { limits?: Partial<ResourceLimits>; jobNetwork?: RunSpec['network'] } = {}): Promise<Ran> {
   const executor = createLocalExecutor({ command: 'sh', timeoutSeconds: 60, limits: { ...DEFAULT_LIMITS, ...limits }, ...options });
   const lines: string[] = [];
   const denied: Ran['denied'] = [];
   const hit: Ran['limits'] = [];
   const execution = await executor.start(
-    { tenantId: 't', targetId: 'local', runId: `run_hostile_${process.pid}_${runs++}`, jobSlug: 'job', prompt: command, model: null, effort: null, timeoutSeconds: 60, env: {} },
+    { tenantId: 't', targetId: 'local', runId: `run_hostile_${process.pid}_${runs++}`, jobSlug: 'job', prompt: command, model: null, effort: null, timeoutSeconds: 60, env: {}, network: jobNetwork },
     {
       output: (_stream, text) => lines.push(text),
       provisioning: () => {},
@@ -150,6 +150,20 @@ describe('the network', () => {
     const { lines, denied } = await run(script, { egress, network: 'allowlist', allow: ['public.flows-test'] });
     expect([said(lines, 'ALLOWED'), said(lines, 'OTHER')]).toEqual(['200', '403']);
     expect(denied).toEqual([{ host: 'other.flows-test', port, reason: 'not on the allowlist' }]);
+  });
+
+  it("with a job's own allowlist, reaches its domains only, within the target's policy", async () => {
+    const script = fetchAll([
+      ['ALLOWED', `http://public.flows-test:${port}/`],
+      ['OTHER', `http://other.flows-test:${port}/`],
+      ['PRIVATE', `http://rebind.flows-test:${serverPort}/`],
+    ]);
+    const narrowed = await run(script, { egress, jobNetwork: { allow: ['public.flows-test', 'rebind.flows-test'] } });
+    expect([said(narrowed.lines, 'ALLOWED'), said(narrowed.lines, 'OTHER'), said(narrowed.lines, 'PRIVATE')]).toEqual(['200', '403', '403']);
+    expect(narrowed.denied.map((denial) => denial.reason)).toEqual(["not on the job's allowlist", 'a loopback address (127.0.0.1)']);
+    // It never widens: the target's allowlist still holds.
+    const within = await run(script, { egress, network: 'allowlist', allow: ['other.flows-test'], jobNetwork: { allow: ['public.flows-test'] } });
+    expect([said(within.lines, 'ALLOWED'), said(within.lines, 'OTHER')]).toEqual(['403', '403']);
   });
 });
 

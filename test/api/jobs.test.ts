@@ -125,6 +125,18 @@ describe('create', () => {
     expect(await created(jobs.create(job(fields)))).toMatchObject(fields);
   });
 
+  it('keeps a network allowlist, refuses one that names no domain, and removes it with null', async () => {
+    const made = await created(jobs.create(job({ network: { allow: ['api.anthropic.com', '*.npmjs.org'] } })));
+    expect(made.network).toEqual({ allow: ['api.anthropic.com', '*.npmjs.org'] });
+    expect(expectStatus(await jobs.get(made.id), 200).network).toEqual({ allow: ['api.anthropic.com', '*.npmjs.org'] });
+    const refused = await jobs.create(job({ network: { allow: ['github.com', '10.0.0.1'] } }));
+    expect([refused.status, refused.body]).toEqual([400, { error: { code: 'validation_failed', message: '`network.allow[1]`: 10.0.0.1 is an address; name a domain.' } }]);
+    expect(expectStatus(await jobs.update(made.id, { network: { allow: [] } }), 200).network).toEqual({ allow: [] });
+    const removed = expectStatus(await jobs.update(made.id, { network: null }), 200);
+    expect('network' in removed).toBe(false);
+    expect('network' in expectStatus(await jobs.get(made.id), 200)).toBe(false);
+  });
+
   it('refuses two triggers with the same id with 400 validation_failed, saving nothing', async () => {
     const twice = { id: 'trg_twice', type: 'invocation' };
     await expectRefusedAndNothingSaved(() => jobs.create(job({ triggers: [twice, twice] })), 400, 'validation_failed', '`triggers[1].id`');

@@ -61,6 +61,13 @@ it('runs the agent on a disposable VM, follows its output, and destroys the VM',
   expect(allDestroyed()).toBe(true);
 });
 
+it("does not start a job whose network allowlist a VM cannot hold to: no VM is booted", async () => {
+  const before = providers.vms.size;
+  const run = await finished(await runOnVm('Fix issue 7', { network: { allow: ['api.anthropic.com'] } }));
+  expect(run).toMatchObject({ state: 'failed', error: "The job sets a network allowlist, which a vmhost target cannot enforce: run it on a local or docker target, or remove the job's network." });
+  expect(providers.vms.size).toBe(before);
+});
+
 it.each([
   ['the agent fails', () => (providers.knobs.end = { state: 'failed', error: 'tests do not pass' }), 'The agent failed: tests do not pass'],
   ['the VM fails to boot', () => (providers.knobs.bootPolls = 'failed'), 'The run failed on the VM host: the VM failed to boot.'],
