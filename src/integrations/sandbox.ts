@@ -71,7 +71,7 @@ let system: string[] | undefined;
  * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts
  * (its listening socket seen in /proc/net/tcp, read by the shell's builtins alone, so that no process is
  * started per look; a bounded number of looks, about 2 s), then the agent (`$1`) without descriptor
- * 4, then a line on descriptor 4 for each of /workspace and /tmp that was (nearly) full when it ended.
+ * 4, then, when it failed, a line on descriptor 4 for each of /workspace and /tmp that was (nearly) full.
  */
 const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
   socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
@@ -82,7 +82,7 @@ const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
 fi
 /bin/sh -c "$1" 4>&-
 status=$?
-for dir in ${SANDBOX_WORKSPACE} /tmp; do set -- $(df -kP "$dir" | tail -n 1); [ "\${4:-9999}" -lt 1024 ] && echo "\${dir#/}" >&4; done
+[ $status -eq 0 ] || for dir in ${SANDBOX_WORKSPACE} /tmp; do set -- $(df -kP "$dir" | tail -n 1); [ "\${4:-9999}" -lt 1024 ] && echo "\${dir#/}" >&4; done
 exit $status`;
 
 /** The variables that send the agent's HTTP(S) through the egress proxy; tools read either spelling. */
