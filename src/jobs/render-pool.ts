@@ -91,7 +91,9 @@ export function createRenderPool({
   limitMs = RENDER_LIMIT_MS,
   slackMs = 250,
   perTenant = 2,
-  waitingPerTenant = 20,
+  // A render takes a fraction of a millisecond: a tenant's burst of invocations (32 at once, as the bench
+  // sends) waits its turn; only a pile-up of renders that run to their limit is refused.
+  waitingPerTenant = 200,
   heapMb = 256,
   idleMs = 10_000,
 }: RenderPoolOptions = {}): RenderPool {
