@@ -1,7 +1,7 @@
 // The rules of the Docker executor, apart from the daemon: which images the operator allows, and what a
 // run's container is (its hardening, limits, environment, labels and network), so that they read in one place.
 import type { ContainerCreateOptions, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
-import type { EgressPolicy } from '../lib/egress-policy';
+import { proxyVariables, type EgressPolicy } from '../lib/egress-policy';
 import { runVariables, type RunSpec } from './executor';
 import { globMatches } from '../lib/glob';
 
@@ -61,10 +61,7 @@ export const egressPolicy = ({ networkAllow }: Pick<DockerSettings, 'networkAllo
   networkAllow.length > 0 ? { mode: 'allowlist', allow: networkAllow } : { mode: 'public', allow: [] };
 
 /** How the agent finds its proxy: the variables most HTTP clients read, in both cases. */
-export function egressEnv(proxy: string): Record<string, string> {
-  const noProxy = 'localhost,127.0.0.1';
-  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
-}
+export const egressEnv = (proxy: string) => proxyVariables(proxy, ['localhost', '127.0.0.1']);
 
 /**
  * A pattern of FLOWS_DOCKER_IMAGES (`*` stands for any run of characters, `/` and `:` too) matched in linear

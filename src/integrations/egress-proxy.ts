@@ -2,7 +2,7 @@
 // sandbox, where a bridge offers it on the sandbox's loopback as HTTP_PROXY) or on a TCP address (the
 // gateway of the Docker egress network, docker-egress.ts). It takes CONNECT (HTTPS, anything
 // over TLS) and plain HTTP requests in absolute form, resolves each name itself, checks the policy and
-// every address (egress-fns.ts), and connects to the address it checked, so that a name which resolves
+// every address (lib/egress-policy.ts), and connects to the address it checked, so that a name which resolves
 // elsewhere a moment later (DNS rebinding) changes nothing. Every refusal reaches the run's trace.
 import { lookup } from 'node:dns/promises';
 import http from 'node:http';

@@ -15,6 +15,7 @@ import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import type { LocalAgent } from '../config';
+import { proxyVariables } from '../lib/egress-policy';
 import type { ResourceLimits } from '../lib/resource-limits';
 
 export const SANDBOX_WORKSPACE = '/workspace';
@@ -85,12 +86,8 @@ status=$?
 [ $status -eq 0 ] || for dir in ${SANDBOX_WORKSPACE} /tmp; do set -- $(df -kP "$dir" | tail -n 1); [ "\${4:-9999}" -lt 1024 ] && echo "\${dir#/}" >&4; done
 exit $status`;
 
-/** The variables that send the agent's HTTP(S) through the egress proxy; tools read either spelling. */
-export function proxyEnv(): Record<string, string> {
-  const proxy = `http://127.0.0.1:${PROXY_PORT}`;
-  const noProxy = 'localhost,127.0.0.1,::1';
-  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: noProxy, no_proxy: noProxy };
-}
+/** The variables that send the agent's HTTP(S) through the bridge to its egress proxy; the sandbox's own loopback stays off it. */
+export const proxyEnv = () => proxyVariables(`http://127.0.0.1:${PROXY_PORT}`, ['localhost', '127.0.0.1', '::1']);
 
 /**
  * The bubblewrap options of a sandbox with `env` as its whole environment, `home` private, and `runDir`

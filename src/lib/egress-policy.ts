@@ -60,3 +60,9 @@ export function addressRefusal(addresses: readonly string[], isPublic: (address:
   const refused = addresses.find((address) => !isPublic(address));
   return refused === undefined ? null : `${nonPublicAddress(refused) ?? 'a refused address'} (${refused})`;
 }
+
+/** How an agent finds its egress proxy: the variables HTTP clients read, in both spellings, and what stays off it. */
+export function proxyVariables(proxy: string, noProxy: readonly string[]): Record<string, string> {
+  const none = noProxy.join(',');
+  return { HTTP_PROXY: proxy, HTTPS_PROXY: proxy, http_proxy: proxy, https_proxy: proxy, NO_PROXY: none, no_proxy: none };
+}
