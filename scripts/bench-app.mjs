@@ -24,17 +24,21 @@ export async function openApp(dir, { name = 'app.db', createDb, env = {} } = {})
 export async function buildWithBearer({ config, logger, db }) {
   const built = await dist('src/app.js').buildApp({ config, db, logger });
   const { ownerId, tenant } = await built.owners.createOwner({ email: 'bench@example.test', password: 'bench password 123', tenantName: 'Bench' });
+  return { built, bearer: await bearerFor(built, { config, db }, { ownerId, tenantId: tenant.id }), owner: { ownerId, tenantId: tenant.id } };
+}
+
+/** An access token for every scope, issued by the app's own authorization server, bound to the API or `resource`. */
+export async function bearerFor(built, { config, db }, { ownerId, tenantId }, resource = `${config.baseUrl.origin}/api/v1`) {
   const clientId = 'cli_bench';
   await new (dist('src/oauth/adapter.js').prismaAdapterFactory(db))('Client').upsert(clientId, { client_id: clientId, client_name: 'bench', token_endpoint_auth_method: 'none', grant_types: ['urn:ietf:params:oauth:grant-type:device_code', 'refresh_token'], response_types: [], redirect_uris: [] }, 0);
   const { provider } = built;
-  const accountId = dist('src/auth/accounts.js').accountIdOf({ ownerId, tenantId: tenant.id, sessionVersion: 1 });
+  const accountId = dist('src/auth/accounts.js').accountIdOf({ ownerId, tenantId, sessionVersion: 1 });
   const scope = 'flows:read flows:write runs:read runs:write';
-  const audience = `${config.baseUrl.origin}/api/v1`;
   const grant = new provider.Grant({ accountId, clientId });
-  grant.addResourceScope(audience, scope);
+  grant.addResourceScope(resource, scope);
   const token = new provider.AccessToken({ accountId, client: await provider.Client.find(clientId), grantId: await grant.save(), scope, gty: 'device_code' });
-  token.setAudience(audience);
-  return { built, bearer: await token.save() };
+  token.setAudience(resource);
+  return token.save();
 }
 
 /** The job the `invoke` row calls, created through the API: no execution target, so its runs fail at dispatch. */

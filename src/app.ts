@@ -121,7 +121,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
   const api = await createApi({ db, contract, authorizer, handlers });
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
-  const mcp = mcpRouter({ tenantDb, baseUrl: config.baseUrl, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
+  const mcp = mcpRouter({ tenantDb, baseUrl: config.baseUrl, allowedOrigins: config.mcpAllowedOrigins, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 

@@ -55,6 +55,11 @@ export interface Config {
    * received again under a new id, counts as a replay and starts nothing (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never.
    */
   webhookReplayWindowSeconds: number;
+  /**
+   * Browser origins, besides BASE_URL's, whose pages may call /mcp (FLOWS_MCP_ALLOWED_ORIGINS); a request
+   * from any other Origin is refused, against DNS rebinding.
+   */
+  mcpAllowedOrigins: string[];
 }
 
 export interface DockerHost {
@@ -164,6 +169,22 @@ function localLimits(env: NodeJS.ProcessEnv): ResourceLimits {
     tmpMb: limit('TMP_MB', DEFAULT_LIMITS.tmpMb, 1, 1_048_576),
     outputMb: limit('OUTPUT_MB', DEFAULT_LIMITS.outputMb, 1, 10_240),
   };
+}
+
+/** Comma-separated http(s) origins (`https://app.example.com`), kept as browsers send them in `Origin`. */
+function origins(env: NodeJS.ProcessEnv, name: string): string[] {
+  return list(env[name]).map((raw) => {
+    let url: URL | null = null;
+    try {
+      url = new URL(raw);
+    } catch {
+      // refused below
+    }
+    if (!url || !['http:', 'https:'].includes(url.protocol) || url.pathname !== '/' || url.search || url.hash || url.username || url.password) {
+      throw new ConfigError(name, `"${raw}" is not an http(s) origin (scheme, host and port only, e.g. https://app.example.com)`);
+    }
+    return url.origin;
+  });
 }
 
 export function providerOf(url: string): DatabaseProvider | null {
@@ -282,6 +303,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     instanceLapseSeconds: integer(env, 'FLOWS_INSTANCE_LAPSE_SECONDS', 30, 3, 3600),
     traceMaxLines: integer(env, 'FLOWS_TRACE_MAX_LINES', 20_000, 100, 10_000_000),
     webhookReplayWindowSeconds: integer(env, 'FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS', DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS, 0, 365 * 86_400),
+    mcpAllowedOrigins: origins(env, 'FLOWS_MCP_ALLOWED_ORIGINS'),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

@@ -53,6 +53,9 @@ function describe(error: ErrorObject): string {
   return `\`${field}\` ${error.message} (${error.keyword}).`;
 }
 
+/** What a 400 `validation_failed` says of a failed validation: its first error, naming the field. */
+export const validationMessage = (errors: ErrorObject[] | null | undefined): string => (errors?.length ? describe(errors[0]) : 'The request is invalid.');
+
 export interface Api {
   handle(req: Request, res: Response, next: NextFunction): void;
   /** Whether the matched operation declares a request body (for the 415 check before parsing). */
@@ -98,8 +101,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
       if (requirement) principals.set(req, await authorizer.authorize(req, requirement));
     },
     validationFail: (c: Context) => {
-      const errors = (c.validation.errors ?? []) as ErrorObject[];
-      throw new ValidationFailed(errors.length ? describe(errors[0]) : 'The request is invalid.');
+      throw new ValidationFailed(validationMessage(c.validation.errors as ErrorObject[]));
     },
     notImplemented: (c: Context) => {
       throw new NotImplemented(c.operation.operationId!);
@@ -154,8 +156,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
     bodyProblem(operationId, body) {
       const { method, path } = backend.router.getOperation(operationId)!;
       const result = backend.validator.validateRequest({ method, path, body, headers: { 'content-type': 'application/json' }, query: {} }, operationId);
-      const errors = (result.errors ?? []) as ErrorObject[];
-      return result.valid ? null : errors.length ? describe(errors[0]) : 'The request is invalid.';
+      return result.valid ? null : validationMessage(result.errors as ErrorObject[]);
     },
   };
 }

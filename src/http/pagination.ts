@@ -66,6 +66,9 @@ export function keysetRequest<K extends string | number>(list: string, query: Pa
   return { limit, after: after as K };
 }
 
+/** The cursor of the page after the key `at` of the keyset list `list`, for lists answered without a `Link` header. */
+export const keysetCursor = (list: string, at: string | number) => encode({ list: `${list}#keyset`, at });
+
 /** The page of `rows` (read with `keysetRequest`) and the `Link` header when more follow. */
 export function keysetPage<T, K extends string | number>(req: Request, list: string, rows: T[], request: KeysetRequest<K>, keyOf: (row: T) => K) {
   const page = rows.slice(0, request.limit);

@@ -1,5 +1,6 @@
 // Pure rules of jobs: slugs, the triggers as stored, and the checks a job passes before it is saved
 // (templates parse, conditions compile, input schemas compile, schedules read).
+import type { ErrorObject } from 'ajv';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import { Cron } from 'croner';
 import type { components } from '../../generated/openapi';
@@ -45,6 +46,28 @@ export class InvalidInputSchema extends AppError {
   constructor(subject: string, problem: InputSchemaProblem, status: 400 | 409 = 400) {
     const saved = status === 409 ? ' (save the job with a corrected schema to invoke it)' : '';
     super(status, 'invalid_input_schema', `${subject} is refused at \`${problem.pointer || '/'}\`: ${problem.message}${saved}.`);
+  }
+}
+
+/**
+ * Invocation data its trigger's `inputSchema` refuses. `field` is the part at fault within the data
+ * (`number`, `items[0].name`; '' for the data as a whole) and `problem` what is wrong with it, so that a
+ * caller that took the data as arguments (an MCP tool) can name its own argument.
+ */
+export class InvalidInvocationData extends ValidationFailed {
+  readonly field: string;
+  readonly problem: string;
+
+  constructor(error: ErrorObject | undefined, triggerId: string | null) {
+    const segments = (error?.instancePath ?? '').split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
+    // A missing or an unknown property is named itself, not the object that lacks or has it.
+    const named = error?.keyword === 'required' ? { name: error.params.missingProperty, problem: 'is required' } : error?.keyword === 'additionalProperties' ? { name: error.params.additionalProperty, problem: 'is not allowed' } : null;
+    if (named) segments.push(named.name);
+    const field = clip(segments.reduce((path, part) => (/^\d+$/.test(part) ? `${path}[${part}]` : path ? `${path}.${part}` : part), ''));
+    const problem = named?.problem ?? error?.message ?? 'is invalid';
+    super(`\`${field ? `data.${field}` : 'data'}\` ${problem} (inputSchema of trigger ${triggerId}).`);
+    this.field = field;
+    this.problem = problem;
   }
 }
 

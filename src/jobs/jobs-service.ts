@@ -12,7 +12,7 @@ import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
-import { asInvalidTemplate, chainLoop, InvalidConditions, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { asInvalidTemplate, chainLoop, InvalidConditions, InvalidInvocationData, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
 import { compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
@@ -331,8 +331,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       if (input instanceof Error) throw input;
       const data = { ...input.defaultData, ...given };
       if (input.validate && !input.validate(data)) {
-        const [error] = input.validate.errors ?? [];
-        throw new ValidationFailed(`\`data${error?.instancePath.replace(/\//g, '.') ?? ''}\` ${error?.message ?? 'is invalid'} (inputSchema of trigger ${input.triggerId}).`);
+        throw new InvalidInvocationData(input.validate.errors?.[0], input.triggerId);
       }
       return { triggerId: input.triggerId, data };
     },

@@ -58,7 +58,7 @@ describe('saving a job', () => {
     expect(valid.status).toBe(202);
     const invalid = await invoke(job.id, { name: 'root', children: [{ name: 'a', children: [{ title: 'no name' }] }] });
     expect(invalid.status).toBe(400);
-    expect(invalid.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining('`data.children.0.children.0`') });
+    expect(invalid.body.error).toEqual({ code: 'validation_failed', message: expect.stringContaining('`data.children[0].children[0].name` is required') });
   });
 });
 

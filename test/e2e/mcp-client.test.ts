@@ -1,7 +1,8 @@
 // A new MCP client that knows only the server's URL: its first call answers 401 pointing at the protected-
 // resource metadata, which names the authorization server; it registers itself (DCR), asks for a device
 // code for the MCP resource, the owner approves it in Chromium, and the client invokes a job through the
-// tools and reads the run until it succeeds on the local agent.
+// tools (each answer checked against the tool's output schema) and reads the run until it succeeds on the
+// local agent, then finds it among the resources.
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as oauth from 'openid-client';
@@ -61,8 +62,12 @@ it('discovers, registers, signs in with the device flow, and invokes a job throu
   const api = { authorization: `Bearer ${tokens.access_token}`, 'content-type': 'application/json' };
   // The same token is refused by the API: it is bound to the MCP endpoint.
   expect((await fetch(`${server.url}/api/v1/jobs`, { headers: api })).status).toBe(401);
+  // Listed first, the tools' output schemas make the client check every answer below against them.
+  const { tools } = await client.listTools();
+  expect(tools.every((tool) => tool.outputSchema?.type === 'object' && tool.annotations?.readOnlyHint !== undefined)).toBe(true);
   const job = await client.callTool({ name: 'list_jobs', arguments: {} });
   expect(job.structuredContent).toEqual({ items: [], nextCursor: null });
+  expect(JSON.parse((job.content as { text: string }[])[0].text)).toEqual(job.structuredContent);
 
   // A job made through the API (with a token for it), invoked through MCP.
   const owner = await server.app.database.db.owner.findFirstOrThrow({ where: { email: EMAIL }, include: { memberships: true } });
@@ -76,5 +81,6 @@ it('discovers, registers, signs in with the device flow, and invokes a job throu
     if (state !== 'succeeded') await new Promise((resolve) => setTimeout(resolve, 50));
   }
   expect(state).toBe('succeeded');
+  expect((await client.listResources()).resources.map((resource) => resource.uri)).toEqual([`flows://runs/${runId}`]);
   await client.close();
 });

@@ -43,6 +43,11 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ ...sqlite, FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS: '-1' })).toThrow(/FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS/);
   });
 
+  it('reads the extra origins allowed to call /mcp, as browsers send them', () => {
+    expect(loadConfig({ ...sqlite }).mcpAllowedOrigins).toEqual([]);
+    expect(loadConfig({ ...sqlite, FLOWS_MCP_ALLOWED_ORIGINS: 'https://Console.Example.com/, http://localhost:6274' }).mcpAllowedOrigins).toEqual(['https://console.example.com', 'http://localhost:6274']);
+  });
+
   it('refuses private network addresses for outbound calls unless FLOWS_ALLOW_PRIVATE_NETWORK is true', () => {
     expect(loadConfig({ ...sqlite }).allowPrivateNetwork).toBe(false);
     expect(loadConfig({ ...sqlite, FLOWS_ALLOW_PRIVATE_NETWORK: 'true' }).allowPrivateNetwork).toBe(true);
@@ -93,6 +98,9 @@ describe('loadConfig', () => {
     ['FLOWS_MIGRATE_ON_START', { FLOWS_MIGRATE_ON_START: 'maybe' }],
     ['FLOWS_SIGNUP', { FLOWS_SIGNUP: 'yes' }],
     ['FLOWS_ALLOW_PRIVATE_NETWORK', { FLOWS_ALLOW_PRIVATE_NETWORK: 'yes' }],
+    ['FLOWS_MCP_ALLOWED_ORIGINS', { FLOWS_MCP_ALLOWED_ORIGINS: 'console.example.com' }],
+    ['FLOWS_MCP_ALLOWED_ORIGINS', { FLOWS_MCP_ALLOWED_ORIGINS: 'https://console.example.com/app' }],
+    ['FLOWS_MCP_ALLOWED_ORIGINS', { FLOWS_MCP_ALLOWED_ORIGINS: '*' }],
     ['FLOWS_BOOTSTRAP_OWNER_PASSWORD', { FLOWS_BOOTSTRAP_OWNER_EMAIL: 'a@example.test' }],
     ['FLOWS_BOOTSTRAP_OWNER_EMAIL', { FLOWS_BOOTSTRAP_OWNER_PASSWORD: 'long enough password' }],
   ])('names %s when it is wrong', (variable, env) => {
