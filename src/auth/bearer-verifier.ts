@@ -10,7 +10,19 @@ const MAX_TOKEN_LENGTH = 512;
 /** Last use is recorded at most this often per token, so that reading the API does not write on every call. */
 const LAST_USED_RESOLUTION_MS = 60_000;
 
+/** What a bearer token is worth for one resource. */
+export type BearerCheck =
+  | { ok: true; principal: Principal }
+  /** Unknown, expired, revoked, sender-constrained, or its owner's standing has ended. */
+  | { ok: false; reason: 'invalid' }
+  /** A live token, bound to other resources (RFC 8707): the client asked for the wrong one. */
+  | { ok: false; reason: 'other_resource'; boundTo: string[] };
+
+const INVALID: BearerCheck = Object.freeze({ ok: false, reason: 'invalid' });
+
 export interface BearerVerifier {
+  /** Whether a token is good for `resource`, and if not, whether it is good for another one. */
+  check(token: string, resource: string): Promise<BearerCheck>;
   /** The principal of a live token for `resource`, or null when it is unknown, expired, revoked or not for it. */
   verify(token: string, resource: string): Promise<Principal | null>;
 }
@@ -64,25 +76,31 @@ export function createBearerVerifier({ db, now = () => Date.now() }: { db: Db; n
     await db.oidcPayload.updateMany({ where: { type: 'AccessToken', handle }, data: { lastUsedAt: new Date(at) } });
   }
 
+  async function check(token: string, resource: string): Promise<BearerCheck> {
+    if (token.length > MAX_TOKEN_LENGTH) return INVALID;
+    const row = await tokenWithStanding(db, token);
+    const record = row?.payload;
+    if (!record || record.kind !== 'AccessToken' || record.jti !== token) return INVALID;
+    if (typeof record.exp !== 'number' || record.exp * 1000 <= now()) return INVALID;
+    // Sender-constrained tokens (DPoP, mTLS) are not accepted as plain bearer tokens.
+    if (record.jkt || record['x5t#S256']) return INVALID;
+    const account = parseAccountId(record.accountId);
+    if (!account || !accountHolds(account, row!.owner)) return INVALID;
+    // Last, so that only a token good in every other way is said to be for another resource.
+    const audience = [record.aud ?? []].flat();
+    if (!audience.includes(resource)) return { ok: false, reason: 'other_resource', boundTo: audience };
+    await touch(token);
+    return {
+      ok: true,
+      principal: { kind: 'bearer', ...account, scopes: new Set((record.scope ?? '').split(' ').filter(isScope)), clientId: record.clientId ?? null },
+    };
+  }
+
   return {
+    check,
     async verify(token, resource) {
-      if (token.length > MAX_TOKEN_LENGTH) return null;
-      const row = await tokenWithStanding(db, token);
-      const record = row?.payload;
-      if (!record || record.kind !== 'AccessToken' || record.jti !== token) return null;
-      if (typeof record.exp !== 'number' || record.exp * 1000 <= now()) return null;
-      // Sender-constrained tokens (DPoP, mTLS) are not accepted as plain bearer tokens.
-      if (record.jkt || record['x5t#S256']) return null;
-      if (![record.aud].flat().includes(resource)) return null;
-      const account = parseAccountId(record.accountId);
-      if (!account || !accountHolds(account, row!.owner)) return null;
-      await touch(token);
-      return {
-        kind: 'bearer',
-        ...account,
-        scopes: new Set((record.scope ?? '').split(' ').filter(isScope)),
-        clientId: record.clientId ?? null,
-      };
+      const verdict = await check(token, resource);
+      return verdict.ok ? verdict.principal : null;
     },
   };
 }

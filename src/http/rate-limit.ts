@@ -41,7 +41,10 @@ export const DEFAULT_POLICIES: {
   registration: Policy;
   /** Device authorization requests per IP. */
   deviceAuthorization: Policy;
-  /** User codes entered at /device per IP (RFC 8628 section 5.1: user codes must not be guessable). */
+  /**
+   * User codes entered at /device per IP that match no device code (RFC 8628 section 5.1: user codes must not
+   * be guessable); past `points` the address is refused until the window ends. See oauth/user-code-guesses.ts.
+   */
   userCode: Policy;
 } = {
   api: { points: DEFAULT_API_RATE_LIMITS.api, durationSeconds: 60 },
@@ -71,6 +74,8 @@ export interface RateLimits {
   peek(policy: PolicyName, key: string): Promise<Decision>;
   /** Forgets a key. */
   reset(policy: PolicyName, key: string): Promise<void>;
+  /** Takes back one point counted for key: an attempt counted before it was checked that turned out not to count. */
+  giveBack(policy: PolicyName, key: string): Promise<void>;
   /** Sign-in attempts, counted by account and address (auth/sign-in-throttle.ts). */
   signIn: SignInThrottle;
   /** RFC 8628 polling: 'slow_down' when the device code is polled sooner than its interval since the last poll; each slow_down adds 5 s to that code's interval for the rest of its life (max 10 min). */
@@ -195,6 +200,11 @@ export function createRateLimits({ db, provider, policies = {}, logger }: RateLi
     reset: (policy, key) =>
       failingOpen(`reset ${policy}`, undefined, async () => {
         await limiters[policy]?.delete(key);
+      }),
+
+    giveBack: (policy, key) =>
+      failingOpen(`give back ${policy}`, undefined, async () => {
+        await limiters[policy]?.reward(key, 1);
       }),
 
     poll: (deviceCode, intervalSeconds) =>

@@ -5,6 +5,7 @@ import type { BearerVerifier } from '../auth/bearer-verifier';
 import { holdsScope, type Principal } from '../auth/principal';
 import { SESSION_COOKIE, type SessionService } from '../auth/session-service';
 import { CrossSiteRequest, InsufficientScope, OwnerSessionRequired, Unauthenticated } from '../lib/errors';
+import { metadataUrlOf } from '../oauth/protected-resource';
 
 export interface Requirement {
   /** The scope the operation needs, or null when any valid credential will do. */
@@ -45,14 +46,20 @@ export function createAuthorizer(deps: {
   /** The resource indicator API tokens must be bound to. */
   apiResource: string;
 }): Authorizer {
-  const metadata = new URL('/.well-known/oauth-protected-resource', deps.baseUrl).href;
+  const metadata = metadataUrlOf(deps.apiResource);
   const challenge = (extra = '') => `Bearer realm="flows"${extra}, resource_metadata="${metadata}"`;
 
   async function fromBearer(token: string, requirement: Requirement): Promise<Principal> {
-    const principal = await deps.bearer.verify(token, deps.apiResource);
-    if (!principal) {
-      throw new Unauthenticated('invalid_token', 'The access token is invalid, expired or revoked.', challenge(', error="invalid_token"'));
+    const verdict = await deps.bearer.check(token, deps.apiResource);
+    if (!verdict.ok && verdict.reason === 'other_resource') {
+      throw new Unauthenticated(
+        'invalid_token',
+        `The access token is bound to another resource (${verdict.boundTo.join(', ')}); this API takes tokens issued for ${deps.apiResource} (ask with resource=${deps.apiResource}).`,
+        challenge(', error="invalid_token", error_description="The access token is bound to another resource"'),
+      );
     }
+    if (!verdict.ok) throw new Unauthenticated('invalid_token', 'The access token is invalid, expired or revoked.', challenge(', error="invalid_token"'));
+    const { principal } = verdict;
     if (requirement.sessionOnly) throw new OwnerSessionRequired();
     if (requirement.scope && !holdsScope(principal, requirement.scope)) {
       throw new InsufficientScope(requirement.scope, challenge(`, error="insufficient_scope", scope="${requirement.scope}"`));

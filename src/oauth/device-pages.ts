@@ -3,7 +3,9 @@
 import type { KoaContextWithOIDC } from 'oidc-provider';
 import type { Request } from 'express';
 import { PROVIDER_SESSION_TTL } from '../auth/lifetimes';
+import { isScope } from '../auth/principal';
 import { html, page, raw, scopeList, type Html } from '../http/html';
+import { markUnmatched } from './user-code-guesses';
 
 /** Set on the request by the /device gate (pages/interaction-pages.ts), which has already checked the session. */
 export interface DeviceViewer {
@@ -33,6 +35,7 @@ async function keepNewSession(ctx: KoaContextWithOIDC) {
 
 export async function deviceInputPage(ctx: KoaContextWithOIDC, form: string, _out?: unknown, err?: { name?: string; userCode?: string }) {
   if (err) await keepNewSession(ctx);
+  if (err?.name === 'NotFoundError') markUnmatched(ctx);
   const message = !err
     ? null
     : err.userCode || err.name === 'NoCodeError'
@@ -57,9 +60,11 @@ ${message ? html`<p class="error" role="alert">${message}</p>` : null}
 
 export async function deviceConfirmPage(ctx: KoaContextWithOIDC, form: string, client: { clientName?: string; clientId: string }, _info: unknown, userCode: string) {
   const asked = (ctx.oidc.entities.DeviceCode as { params?: { scope?: string } } | undefined)?.params?.scope;
+  // The API's scopes: openid and offline_access give no access to the owner's data, and a scope the server
+  // does not offer is refused before a code exists.
   const scopes = String(asked ?? '')
     .split(' ')
-    .filter((s) => s && s !== 'offline_access');
+    .filter(isScope);
   const viewer = viewerOf(ctx);
   respond(
     ctx,

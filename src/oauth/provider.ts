@@ -11,7 +11,9 @@ import { newId } from '../lib/ids';
 import { deriveKey, signingJwk } from '../lib/keys';
 import { prismaAdapterFactory } from './adapter';
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, oauthErrorPage } from './device-pages';
-import { checkRegistration, DEVICE_CODE_GRANT } from './registration-policy';
+import { CLIENT_AUTH_METHODS, checkRegistration, DEVICE_CODE_GRANT } from './registration-policy';
+import { OFFERED_SCOPES, refuseUnofferedScopes } from './scopes';
+import { giveBackMatchedCodes } from './user-code-guesses';
 
 export const ROUTES = {
   registration: '/oauth/register',
@@ -52,10 +54,13 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
     jwks: { keys: [signingJwk(secretKey)] },
     cookies: { keys: [deriveKey(secretKey, 'oauth cookies').toString('base64url')] },
     routes: ROUTES,
-    scopes: [...SCOPES, 'offline_access'],
+    scopes: [...OFFERED_SCOPES],
+    // The library's hook for checking a parameter of the authorization and device authorization requests,
+    // used for a standard one: a scope the server does not offer is refused at once.
+    extraParams: { scope: (_ctx, scope) => refuseUnofferedScopes(scope as string | undefined) },
     claims: { openid: ['sub'] },
     responseTypes: ['code'],
-    clientAuthMethods: ['none', 'client_secret_basic', 'client_secret_post'],
+    clientAuthMethods: [...CLIENT_AUTH_METHODS],
     pkce: { required: () => true },
     clientDefaults: { id_token_signed_response_alg: 'ES256', grant_types: ['authorization_code'], response_types: ['code'] },
     enabledJWA: { idTokenSigningAlgValues: ['ES256'] },
@@ -137,6 +142,8 @@ export function createProvider({ baseUrl, secretKey, db, limits, trustProxy }: P
   provider.proxy = trustProxy;
   provider.use(devicePolling(limits));
   provider.use(introspectionRecheck(db));
+  provider.use(clientAuthAtEveryEndpoint);
+  provider.use(giveBackMatchedCodes(limits));
   return provider;
 }
 
@@ -160,6 +167,18 @@ function devicePolling(limits: RateLimits) {
       ctx.body = { error: 'slow_down', error_description: 'you are polling too quickly; wait the interval, now 5 seconds longer' };
     }
   };
+}
+
+/**
+ * Revocation and introspection take the same client authentication as the token endpoint (a public client
+ * uses `none`), which discovery must say: without these fields RFC 8414 means client_secret_basic only.
+ */
+async function clientAuthAtEveryEndpoint(ctx: KoaContextWithOIDC, next: () => Promise<void>) {
+  await next();
+  if (ctx.oidc?.route !== 'discovery' || ctx.status !== 200 || !ctx.body || typeof ctx.body !== 'object') return;
+  const body = ctx.body as Record<string, unknown>;
+  body.revocation_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
+  body.introspection_endpoint_auth_methods_supported = [...CLIENT_AUTH_METHODS];
 }
 
 /** Introspection tells the truth the API tells: a token whose owner left the tenant or signed out everywhere is inactive. */

@@ -3,7 +3,9 @@
 export const DEVICE_CODE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 
 const GRANTS = new Set(['authorization_code', 'refresh_token', DEVICE_CODE_GRANT]);
-const AUTH_METHODS = new Set(['none', 'client_secret_basic', 'client_secret_post']);
+/** How clients authenticate at the token, revocation and introspection endpoints (`none`: public clients). */
+export const CLIENT_AUTH_METHODS = ['none', 'client_secret_basic', 'client_secret_post'] as const;
+const AUTH_METHODS: ReadonlySet<string> = new Set(CLIENT_AUTH_METHODS);
 
 const MAX_CLIENT_NAME = 120;
 

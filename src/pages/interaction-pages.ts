@@ -7,6 +7,7 @@ import type { Db } from '../db/client';
 import { NotFound, RateLimited } from '../lib/errors';
 import { accountIdOf } from '../auth/accounts';
 import type { DeviceViewer } from '../oauth/device-pages';
+import { countUserCode } from '../oauth/user-code-guesses';
 import { html, page, scopeList } from '../http/html';
 import { sameOriginForms, signedInOrSentToLogin, type PageDeps, type SignedIn } from './session-pages';
 
@@ -39,8 +40,8 @@ export function interactionPages(deps: InteractionDeps): Router {
     const session = await signedInOrSentToLogin(req, res, deps.sessions);
     if (!session) return;
     if (req.method === 'POST') {
-      const decision = await deps.limits.consume('userCode', req.ip ?? '');
-      if (!decision.allowed) return next(new RateLimited(decision.resetSeconds));
+      const decision = await countUserCode(deps.limits, req);
+      if (!decision.allowed) return next(new RateLimited(decision.resetSeconds, 'Too many codes that match no device were entered from your address'));
     }
     (req as Request & { deviceViewer?: DeviceViewer }).deviceViewer = await viewerOf(session);
     next();

@@ -165,7 +165,7 @@ describe('the auth matrix of every operation, from its security requirements', (
   });
 
   it('no credential: 401 unauthenticated with a Bearer challenge naming the resource metadata', () =>
-    check(ops.map((op) => row(op, 'no credential', {}, refused(401, 'unauthenticated', new RegExp(`^Bearer realm="flows", resource_metadata="${escaped(BASE_URL)}/\\.well-known/oauth-protected-resource"$`))))));
+    check(ops.map((op) => row(op, 'no credential', {}, refused(401, 'unauthenticated', new RegExp(`^Bearer realm="flows", resource_metadata="${escaped(BASE_URL)}/\\.well-known/oauth-protected-resource/api/v1"$`))))));
 
   it('a bearer token that is expired, revoked, of a revoked client, or for another resource: 401 invalid_token', async () => {
     const expired = await accessToken(app, ours.owner, { expiresIn: -1 });

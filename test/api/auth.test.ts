@@ -60,7 +60,7 @@ describe('missing or invalid credentials', () => {
     expect(res.status).toBe(401);
     expect(res.body.error.code).toBe('unauthenticated');
     expect(res.headers['www-authenticate']).toBe(
-      `Bearer realm="flows", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource"`,
+      `Bearer realm="flows", resource_metadata="${BASE_URL}/.well-known/oauth-protected-resource/api/v1"`,
     );
   });
 
@@ -80,9 +80,12 @@ describe('missing or invalid credentials', () => {
     expect((await me(bearerOf(token))).status).toBe(401);
   });
 
-  it('refuses a token bound to another resource (the MCP endpoint)', async () => {
+  it('refuses a token bound to another resource (the MCP endpoint), saying so', async () => {
     const token = await accessToken(app, owner, { resource: `${BASE_URL}/mcp` });
-    expect((await me(bearerOf(token))).status).toBe(401);
+    const res = await me(bearerOf(token));
+    expect(res.status).toBe(401);
+    expect(res.body.error).toMatchObject({ code: 'invalid_token', message: expect.stringContaining(`bound to another resource (${BASE_URL}/mcp)`) });
+    expect(res.headers['www-authenticate']).toContain('error_description="The access token is bound to another resource"');
   });
 
   it('refuses a revoked token at once', async () => {

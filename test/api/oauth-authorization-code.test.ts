@@ -128,6 +128,8 @@ describe('what the authorization endpoint refuses', () => {
     expect(meta.device_authorization_endpoint).toBe(`${server.url}/oauth/device_authorization`);
     expect(meta.registration_endpoint).toBe(`${server.url}/oauth/register`);
     expect(meta.token_endpoint_auth_methods_supported.sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+    expect(meta.revocation_endpoint_auth_methods_supported.sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
+    expect(meta.introspection_endpoint_auth_methods_supported.sort()).toEqual(['client_secret_basic', 'client_secret_post', 'none']);
     expect(meta.pushed_authorization_request_endpoint).toBeUndefined();
     expect(meta.dpop_signing_alg_values_supported).toBeUndefined();
     expect(meta.end_session_endpoint).toBeUndefined();
@@ -135,11 +137,13 @@ describe('what the authorization endpoint refuses', () => {
     expect(oidc.issuer).toBe(server.url);
   });
 
-  it('publishes protected-resource metadata for the API and the MCP endpoint', async () => {
-    const api = await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json() as any;
+  it('publishes protected-resource metadata for the API and the MCP endpoint, each at its own address', async () => {
+    const api = await (await fetch(`${server.url}/.well-known/oauth-protected-resource/api/v1`)).json() as any;
     expect(api).toMatchObject({ resource: `${server.url}/api/v1`, authorization_servers: [server.url] });
     const mcp = await (await fetch(`${server.url}/.well-known/oauth-protected-resource/mcp`)).json() as any;
     expect(mcp.resource).toBe(`${server.url}/mcp`);
+    const bare = await (await fetch(`${server.url}/.well-known/oauth-protected-resource`)).json() as any;
+    expect(bare).toEqual(api);
   });
 });
 

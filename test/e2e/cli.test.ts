@@ -1,15 +1,18 @@
 // The `flows` command as a person uses it, run as a child process against a listening server: login with
 // the device flow approved in Chromium, jobs from a file, invoke --wait and runs watch with their exit codes,
 // --json that parses, an ended login and a server that is down in plain words, the credentials file kept
-// private, and no token in anything it prints.
+// private, a login to a server reached by another name than its own (through a recording proxy, which also
+// shows that the device code is not polled again once the token came), and no token in anything it prints.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { launchBrowser, type TestBrowser } from '../support/browser';
+import { startRecordingProxy } from '../support/recording-proxy';
 import { startListeningApp, type ListeningApp } from '../support/server';
 
 const ROOT = path.join(__dirname, '../..');
+const DEVICE_GRANT = 'urn:ietf:params:oauth:grant-type:device_code';
 const EMAIL = 'cli@acme.example';
 const PASSWORD = 'correct horse battery';
 
@@ -65,9 +68,10 @@ function flows(args: string[], onStderr?: (text: string) => void): Promise<Outco
 const credentialsFile = path.join(config, 'flows', 'credentials.json');
 const credentials = () => JSON.parse(readFileSync(credentialsFile, 'utf8')).servers[server.url];
 
-it('signs in with the device flow, approved in the browser, and keeps the login private', async () => {
+/** Runs `flows login …` while the owner signs in to the page it prints, in Chromium, and presses Approve. */
+async function loginApproved(args: string[]): Promise<Outcome> {
   let approving: Promise<void> | undefined;
-  const login = await flows(['login', '--no-browser'], (stderr) => {
+  const login = await flows(['login', '--no-browser', ...args], (stderr) => {
     const url = /Open (\S+) and check/.exec(stderr)?.[1];
     approving ??= url
       ? (async () => {
@@ -83,6 +87,11 @@ it('signs in with the device flow, approved in the browser, and keeps the login 
       : undefined;
   });
   await approving;
+  return login;
+}
+
+it('signs in with the device flow, approved in the browser, and keeps the login private', async () => {
+  const login = await loginApproved([]);
   expect(login.code).toBe(0);
   expect(login.stdout).toContain(`Signed in to ${server.url}`);
   expect(statSync(credentialsFile).mode & 0o777).toBe(0o600);
@@ -155,6 +164,34 @@ it('signs out: the tokens are revoked and forgotten', async () => {
   const whoami = await flows(['whoami']);
   expect([whoami.code, whoami.stderr]).toEqual([1, expect.stringContaining('Not signed in')]);
 });
+
+it('signs in to a server reached by another name than its own, and polls no more once the token came', async () => {
+  // The server calls itself http://localhost:<port> (its BASE_URL); the CLI is given http://127.0.0.1:<port>.
+  // Every request, the browser's too, passes a proxy on that port, which records them.
+  const proxy = await startRecordingProxy();
+  const named = await startListeningApp({}, {}, { calledAs: `http://localhost:${proxy.port}` });
+  proxy.target = named.url;
+  try {
+    await named.app.owners.createOwner({ email: EMAIL, password: PASSWORD, tenantName: 'Elsewhere' });
+    const given = `http://127.0.0.1:${proxy.port}`;
+    const login = await loginApproved(['--url', given]);
+    expect([login.code, login.stderr]).toEqual([0, expect.stringContaining(`${given} calls itself http://localhost:${proxy.port}`)]);
+    expect(login.stdout).toContain(`Signed in to ${given}`);
+
+    const asked = proxy.exchanges.find((exchange) => exchange.path === '/oauth/device_authorization')!;
+    expect(asked.form.get('resource')).toBe(`http://localhost:${proxy.port}/api/v1`);
+    // A device code gives its tokens once; a poll after that would revoke them.
+    const polls = proxy.exchanges.filter((exchange) => exchange.path === '/oauth/token' && exchange.form.get('grant_type') === DEVICE_GRANT);
+    expect(polls.length).toBeGreaterThan(0);
+    expect(polls.map((poll) => 'access_token' in JSON.parse(poll.body))).toEqual([...Array(polls.length - 1).fill(false), true]);
+
+    const whoami = await flows(['whoami', '--json', '--url', given]);
+    expect([whoami.code, JSON.parse(whoami.stdout)]).toEqual([0, expect.objectContaining({ tenant: expect.objectContaining({ name: 'Elsewhere' }) })]);
+  } finally {
+    await named.close();
+    await proxy.close();
+  }
+}, 60_000);
 
 it('never printed a token it held', () => {
   expect(held.size).toBeGreaterThan(0);

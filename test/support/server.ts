@@ -6,7 +6,7 @@ import { startTestApp, type TestApp, type TestDeps } from './app';
 
 export interface ListeningApp {
   app: TestApp;
-  /** The listening origin, which is also the app's BASE_URL: `http://127.0.0.1:<port>`. */
+  /** The listening origin, which is also the app's BASE_URL unless it was started with another (`calledAs`). */
   url: string;
   close(): Promise<void>;
 }
@@ -14,8 +14,9 @@ export interface ListeningApp {
 type Overrides = Omit<Partial<Config>, 'host' | 'port' | 'baseUrl'>;
 
 // Cookies, the same-origin check and the issuer derive from BASE_URL, so it must be the origin the client
-// sees. The socket is bound first and the app attached once built: the port is known and never given up.
-export async function startListeningApp(overrides: Overrides = {}, deps: TestDeps = {}): Promise<ListeningApp> {
+// sees: the listening one, or `calledAs` when clients reach the app through something in front of it. The
+// socket is bound first and the app attached once built: the port is known and never given up.
+export async function startListeningApp(overrides: Overrides = {}, deps: TestDeps = {}, { calledAs }: { calledAs?: string } = {}): Promise<ListeningApp> {
   const server = createHttpServer();
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -25,7 +26,7 @@ export async function startListeningApp(overrides: Overrides = {}, deps: TestDep
   const url = `http://127.0.0.1:${port}`;
   let app: TestApp;
   try {
-    app = await startTestApp({ ...overrides, host: '127.0.0.1', port, baseUrl: new URL(url) }, deps);
+    app = await startTestApp({ ...overrides, host: '127.0.0.1', port, baseUrl: new URL(calledAs ?? url) }, deps);
   } catch (error) {
     server.close();
     throw error;

@@ -1,7 +1,9 @@
 // `flows login`: the OAuth 2 device flow (RFC 8628) against the server's own authorization server, found
-// through its metadata (RFC 8414). The CLI registers itself there once (RFC 7591) as a public client and
-// keeps the client id; every login asks for a device code, shows the code and where to enter it, and polls
-// at the interval the server gives, slower when told `slow_down`.
+// through the API's metadata (RFC 9728, RFC 8414). The CLI registers itself there once (RFC 7591) as a
+// public client and keeps the client id; every login asks for a device code for the API, shows the code and
+// where to enter it, and polls at the interval the server gives, slower when told `slow_down`, until the
+// first answer that is not `authorization_pending` or `slow_down`: a device code gives its tokens once, and
+// the server takes a poll after that for a replay and revokes them.
 import { spawn } from 'node:child_process';
 import { CliError, EXIT } from './errors';
 
@@ -37,10 +39,28 @@ async function request<T>(url: string, init: RequestInit): Promise<{ status: num
 
 const form = (fields: Record<string, string>) => ({ method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams(fields).toString() });
 
-export async function metadataOf(origin: string): Promise<Metadata> {
-  const { status, body } = await request<Metadata>(`${origin}/.well-known/oauth-authorization-server`, {});
-  if (status !== 200 || !body.device_authorization_endpoint) throw new CliError(`${origin} does not describe an authorization server with the device flow.`, EXIT.failure);
-  return body;
+/** What a login needs to know of a server: the API's resource indicator and its authorization server. */
+export interface OAuthServer {
+  resource: string;
+  issuer: string;
+  metadata: Metadata;
+}
+
+/**
+ * Finds the server as RFC 9728 and RFC 8414 have it: the API's protected-resource metadata, at the URL the
+ * CLI was given, names the API's resource indicator and the authorization server, whose own metadata is read
+ * under its own name. A server reached at one URL may call itself by another (`--url http://127.0.0.1:3000`
+ * for a BASE_URL of `http://localhost:3000`): it issues tokens only for the resource it names, and its
+ * approval page works only under its own name.
+ */
+export async function discover(origin: string): Promise<OAuthServer> {
+  const url = `${origin}/.well-known/oauth-protected-resource/api/v1`;
+  const { status, body } = await request<{ resource?: unknown; authorization_servers?: unknown }>(url, {});
+  const issuer = Array.isArray(body.authorization_servers) ? body.authorization_servers[0] : undefined;
+  if (status !== 200 || typeof body.resource !== 'string' || typeof issuer !== 'string') throw new CliError(`${origin} does not describe its API (no protected-resource metadata at ${url}).`, EXIT.failure);
+  const { status: found, body: metadata } = await request<Metadata & { issuer?: unknown }>(new URL('/.well-known/oauth-authorization-server', issuer).href, {});
+  if (found !== 200 || metadata.issuer !== issuer || !metadata.device_authorization_endpoint) throw new CliError(`${issuer} does not describe an authorization server with the device flow.`, EXIT.failure);
+  return { resource: body.resource, issuer, metadata };
 }
 
 export async function registerClient(metadata: Metadata): Promise<string> {

@@ -1,7 +1,7 @@
 // `flows login`, `flows logout`, `flows whoami`.
 import type { Command } from 'commander';
 import { readStore, updateServer, writeStore } from '../credentials';
-import { deviceLogin, metadataOf, registerClient, revoke } from '../device-login';
+import { deviceLogin, discover, registerClient, revoke } from '../device-login';
 import { action } from '../context';
 import { bold } from '../output';
 
@@ -31,7 +31,9 @@ export function authCommands(program: Command) {
     .option('--no-browser', 'only print the URL to open')
     .action(
       action(async ({ origin, print }, options: { scopes: string; browser: boolean }) => {
-        const metadata = await metadataOf(origin);
+        const { resource, issuer, metadata } = await discover(origin);
+        const say = (line: string) => process.stderr.write(`${line}\n`);
+        if (issuer !== origin) say(`${origin} calls itself ${issuer} (its BASE_URL): signing in there.`);
         let clientId = readStore().servers[origin]?.clientId;
         if (!clientId) {
           clientId = await registerClient(metadata);
@@ -39,9 +41,9 @@ export function authCommands(program: Command) {
         }
         const tokens = await deviceLogin(metadata, clientId, {
           scopes: options.scopes,
-          resource: `${origin}/api/v1`,
+          resource,
           browser: options.browser,
-          say: (line) => process.stderr.write(`${line}\n`),
+          say,
           waiting: spinner(),
         });
         const expiresAt = tokens.expires_in ? Date.now() + tokens.expires_in * 1000 : undefined;
@@ -59,8 +61,8 @@ export function authCommands(program: Command) {
       action(async ({ origin, print }) => {
         const saved = readStore().servers[origin];
         if (saved) {
-          const metadata = await metadataOf(origin).catch(() => null);
-          for (const token of [saved.refreshToken, saved.accessToken]) if (metadata && token) await revoke(metadata, saved.clientId, token);
+          const server = await discover(origin).catch(() => null);
+          for (const token of [saved.refreshToken, saved.accessToken]) if (server && token) await revoke(server.metadata, saved.clientId, token);
           updateServer(origin, (current) => current && { clientId: current.clientId });
         }
         print.value({ server: origin, signedOut: true }, () => print.line(`Signed out of ${origin}.`));

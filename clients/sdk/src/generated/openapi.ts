@@ -4062,8 +4062,8 @@ export interface components {
          */
         "RateLimit-Reset": number;
         /**
-         * @description The authentication challenge (RFC 6750): `Bearer` with `error` (`invalid_token`, `insufficient_scope`) where one applies, the `scope` needed for `insufficient_scope`, and `resource_metadata`, the protected-resource metadata (RFC 9728) that names the authorization server.
-         * @example Bearer realm="flows", error="invalid_token", error_description="The access token expired", resource_metadata="https://flows.example.com/.well-known/oauth-protected-resource"
+         * @description The authentication challenge (RFC 6750): `Bearer` with `error` (`invalid_token`, `insufficient_scope`) where one applies (with `error_description` for a token bound to another resource), the `scope` needed for `insufficient_scope`, and `resource_metadata`, the API's protected-resource metadata (RFC 9728, `<origin>/.well-known/oauth-protected-resource/api/v1`, whose `resource` is `<origin>/api/v1`) that names the authorization server.
+         * @example Bearer realm="flows", error="invalid_token", error_description="The access token is bound to another resource", resource_metadata="https://flows.example.com/.well-known/oauth-protected-resource/api/v1"
          */
         "WWW-Authenticate": string;
     };
