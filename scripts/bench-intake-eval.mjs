@@ -37,7 +37,7 @@ function contextOf(source, secret) {
   const raw = Buffer.from(body);
   const receivedAt = new Date();
   const delivery = verifyDelivery({ format: source.format, secret, signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
-  if (!delivery || delivery === 'not_json') throw new Error('the delivery did not verify');
+  if ('refused' in delivery) throw new Error(`the delivery did not verify: ${delivery.message}`);
   return JSON.parse(JSON.stringify(webhookContext(source, delivery, headers, receivedAt)));
 }
 

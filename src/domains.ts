@@ -41,6 +41,7 @@ import { createTriggersService } from './triggers/triggers-service';
 import { intakeRouter } from './webhooks/intake-router';
 import { webhooksHandlers } from './webhooks/webhooks-handlers';
 import { createWebhooksService } from './webhooks/webhooks-service';
+import { KEPT_PER_SOURCE } from './webhooks/webhooks-refusals';
 import { webhooksSweeps } from './webhooks/webhooks-sweeps';
 
 export function createDomains({
@@ -177,14 +178,15 @@ export type Domains = ReturnType<typeof createDomains>;
  * How long a turn of pruning spends on each kind of record, at most: a turn stays well
  * inside its minute, and a backlog goes on at the next.
  */
-const PRUNE_SLICE_MS = { runs: 10_000, activity: 5_000, deliveries: 5_000 };
+const PRUNE_SLICE_MS = { runs: 10_000, activity: 5_000, deliveries: 5_000, refusals: 2_000 };
 /** While deliveries arrive faster than the loop can take, pruning takes at most this share of it. */
 const PRUNE_SHARE = 0.1;
 
 /**
  * What the operator keeps (FLOWS_RETENTION_DAYS, FLOWS_RETENTION_MAX_RUNS_PER_JOB): each turn deletes, in
- * small batches, finished runs with their traces, webhook activity and finished event deliveries older than
- * the days kept, and finished runs beyond a job's newest ones. Each batch waits its turn of the event loop,
+ * small batches, finished runs with their traces, webhook activity, refused deliveries and finished event
+ * deliveries older than the days kept, finished runs beyond a job's newest ones, and refused deliveries
+ * beyond a source's newest KEPT_PER_SOURCE (whatever the days kept). Each batch waits its turn of the event loop,
  * and yields to intake as evaluation does, so that requests are answered while a backlog is pruned.
  */
 function createRetention({
@@ -211,12 +213,13 @@ function createRetention({
     return removed;
   };
   return {
-    async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number }> {
+    async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number; refusals: number }> {
       const before = config.days > 0 ? new Date(at.getTime() - config.days * 86_400_000) : null;
       return {
         runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, until: Date.now() + PRUNE_SLICE_MS.runs, step }),
         activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500, PRUNE_SLICE_MS.activity) : 0,
         deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500, PRUNE_SLICE_MS.deliveries) : 0,
+        refusals: (before ? await batches(() => webhooks.pruneOldRefusals(before, 500), 500, PRUNE_SLICE_MS.refusals) : 0) + (await step(() => webhooks.pruneCrowdedRefusals(KEPT_PER_SOURCE))),
       };
     },
   };

@@ -32,7 +32,7 @@ export async function startBackground({ config, db, logger }: { config: Config; 
   queue.every('expired-records', SWEEP_INTERVAL_MS, async () => logger.debug(await sweepExpired(db), 'swept expired records'));
   queue.every('retention', RETENTION_MS, async () => {
     const pruned = await retention.prune();
-    if (pruned.runs || pruned.activity || pruned.deliveries) logger.info(pruned, 'pruned what is older than the retention settings keep');
+    if (pruned.runs || pruned.activity || pruned.deliveries || pruned.refusals) logger.info(pruned, 'pruned what is older than the retention settings keep');
   });
 }
 

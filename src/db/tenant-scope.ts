@@ -14,6 +14,7 @@ const TENANT_MODEL_NAMES = [
   'RunEvent',
   'WebhookSource',
   'WebhookActivity',
+  'WebhookRefusal',
   'VmhostConnection',
   'ExecutionTarget',
   'AgentIntegration',

@@ -30,6 +30,7 @@ export const OPERATION_TOOLS: Record<string, { operationId: OperationId; annotat
   list_webhook_activity: { operationId: 'listWebhookActivity', annotations: READS },
   get_webhook_activity: { operationId: 'getWebhookActivity', annotations: READS },
   get_trigger_contexts: { operationId: 'getTriggerContexts', annotations: READS },
+  list_webhook_source_refusals: { operationId: 'listWebhookSourceRefusals', annotations: READS },
 };
 
 type ObjectSchema = Tool['inputSchema'] & Schema;

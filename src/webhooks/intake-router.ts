@@ -1,14 +1,26 @@
 // POST /hooks/{sourceId}: signed deliveries from external senders, outside the API contract. The body is
-// kept raw: signatures are computed over the exact bytes sent.
-import express, { Router } from 'express';
+// kept raw: signatures are computed over the exact bytes sent. A refusal is logged with its code and source
+// (never a header's value), and answered by the app's error handler.
+import express, { Router, type ErrorRequestHandler } from 'express';
 import { BODY_LIMIT } from '../http/body';
 import type { WebhooksService } from './webhooks-service';
+import { DeliveryRefused } from './webhooks-refusals';
+
+/** body-parser's refusal of a body over the limit, with the size declared (`length`) or read so far (`received`). */
+const tooLarge = (err: unknown): err is Error & { length?: number; received?: number } => (err as { type?: string } | null)?.type === 'entity.too.large';
 
 export function intakeRouter(webhooks: WebhooksService): Router {
   const router = Router();
+  const refused: ErrorRequestHandler = async (err, req, _res, next) => {
+    const sourceId = req.params.sourceId as string;
+    const answer = tooLarge(err) ? await webhooks.refuseUnread(sourceId, req.headers, err.length ?? err.received ?? 0, err) : err;
+    if (answer instanceof DeliveryRefused) req.log.warn({ sourceId, reason: answer.reason, status: answer.status }, 'webhook delivery refused');
+    next(answer);
+  };
   router.post('/hooks/:sourceId', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     res.status(202).json(await webhooks.intake(req.params.sourceId, req.headers, raw));
   });
+  router.use('/hooks/:sourceId', refused);
   return router;
 }

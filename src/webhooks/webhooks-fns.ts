@@ -19,17 +19,28 @@ export const DEFAULT_SIGNATURE_HEADER = 'x-signature-256';
 
 const hmac = (key: Buffer | string, content: string | Buffer) => createHmac('sha256', key).update(content).digest();
 
-function sameBytes(expected: Buffer, given: string, encoding: 'hex' | 'base64'): boolean {
-  if (!/^[0-9a-zA-Z+/=]+$/.test(given)) return false;
-  const actual = Buffer.from(given, encoding);
-  return actual.length === expected.length && timingSafeEqual(actual, expected);
-}
+/** Hex HMAC-SHA256, as GitHub, Linear and hmac-sha256 senders send it. */
+const HEX_SIGNATURE = /^[0-9a-fA-F]{64}$/;
+/** Base64 of 32 bytes, as a Standard Webhooks `v1,` signature carries it. */
+const BASE64_SIGNATURE = /^[A-Za-z0-9+/]{43}=?$/;
+
+const sameBytes = (expected: Buffer, given: Buffer) => given.length === expected.length && timingSafeEqual(given, expected);
 
 export interface Delivery {
   deliveryId: string;
   event: string;
   action: string | null;
   payload: Record<string, unknown>;
+}
+
+/**
+ * Why intake refused a delivery of a known source, as the sender is answered (`code`) and the refusal is
+ * recorded (`reason`). Each says which check failed and nothing a secret could be learned from.
+ */
+export type RefusalReason = 'signature_missing' | 'signature_malformed' | 'invalid_signature' | 'timestamp_out_of_tolerance' | 'invalid_json' | 'payload_too_large';
+export interface Refusal {
+  refused: RefusalReason;
+  message: string;
 }
 
 type Headers = Record<string, string | string[] | undefined>;
@@ -46,6 +57,27 @@ const text = (value: unknown) => (typeof value === 'string' && value.length > 0 
  */
 const CREDENTIAL_HEADER = /signature|authori[sz]ation|cookie|token|secret|passw|credential|(^|-)(api-?)?(key|auth)(-|$)|api_?key/;
 
+/** The headers a format's signature travels in, as senders spell them. */
+export function signatureHeadersOf(format: WebhookFormat, signatureHeader: string | null): string[] {
+  switch (format) {
+    case 'github':
+      return ['X-Hub-Signature-256'];
+    case 'linear':
+      return ['Linear-Signature'];
+    case 'standard-webhooks':
+      return ['webhook-id', 'webhook-timestamp', 'webhook-signature'];
+    case 'hmac-sha256':
+      return [signatureHeader ?? DEFAULT_SIGNATURE_HEADER];
+  }
+}
+
+const listed = (names: string[]) => names.map((name) => `\`${name}\``).join(', ');
+const missing = (names: string[]): Refusal => ({ refused: 'signature_missing', message: `The delivery has no ${listed(names)} header${names.length === 1 ? '' : 's'}; this source takes only deliveries signed with its secret.` });
+const malformed = (name: string, shape: string): Refusal => ({ refused: 'signature_malformed', message: `The \`${name}\` header is not ${shape}.` });
+const MISMATCH: Refusal = { refused: 'invalid_signature', message: "The signature does not match the body signed with this source's secret." };
+const stale = (where: string): Refusal => ({ refused: 'timestamp_out_of_tolerance', message: `The delivery's timestamp (${where}) is missing or more than ${TIMESTAMP_TOLERANCE_MS / 60_000} minutes from this server's clock.` });
+const NOT_JSON: Refusal = { refused: 'invalid_json', message: 'The delivery body must be a JSON object.' };
+
 export interface VerifyInput {
   format: WebhookFormat;
   secret: string;
@@ -56,22 +88,34 @@ export interface VerifyInput {
 }
 
 /**
- * The delivery, when its signature holds and it is fresh; null otherwise (the caller says no more than
- * that). The body must be a JSON object.
+ * The hex HMAC of the raw body in header `name` (its digits the first group of `shape`, described as
+ * `described`): missing, malformed, not matching, or null when it holds.
  */
-export function verifyDelivery({ format, secret, signatureHeader, headers, raw, now }: VerifyInput): Delivery | 'not_json' | null {
+function hexSignatureRefusal(name: string, given: string | undefined, shape: RegExp, described: string, secret: string, raw: Buffer): Refusal | null {
+  if (!given) return missing([name]);
+  const digits = shape.exec(given)?.[1];
+  if (!digits || !HEX_SIGNATURE.test(digits)) return malformed(name, described);
+  return sameBytes(hmac(secret, raw), Buffer.from(digits, 'hex')) ? null : MISMATCH;
+}
+
+/**
+ * The delivery, when its signature holds and it is fresh, or why not. The body must be a JSON object.
+ * Every check a sender is told about concerns what it sent (a header missing or malformed, a stale
+ * timestamp, a signature that does not match), never what the signature should have been.
+ */
+export function verifyDelivery({ format, secret, signatureHeader, headers, raw, now }: VerifyInput): Delivery | Refusal {
   const fresh = (ms: number) => Number.isFinite(ms) && Math.abs(now - ms) <= TIMESTAMP_TOLERANCE_MS;
   let deliveryId: string | null = null;
   switch (format) {
     case 'github': {
-      const signature = /^sha256=(.+)$/.exec(header(headers, 'x-hub-signature-256') ?? '')?.[1];
-      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      const refusal = hexSignatureRefusal('X-Hub-Signature-256', header(headers, 'x-hub-signature-256'), /^sha256=(.*)$/, '`sha256=` and 64 hex digits', secret, raw);
+      if (refusal) return refusal;
       deliveryId = text(header(headers, 'x-github-delivery'));
       break;
     }
     case 'linear': {
-      const signature = header(headers, 'linear-signature');
-      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      const refusal = hexSignatureRefusal('Linear-Signature', header(headers, 'linear-signature'), /^(.*)$/, '64 hex digits', secret, raw);
+      if (refusal) return refusal;
       deliveryId = text(header(headers, 'linear-delivery'));
       break;
     }
@@ -79,17 +123,20 @@ export function verifyDelivery({ format, secret, signatureHeader, headers, raw, 
       const id = header(headers, 'webhook-id');
       const timestamp = header(headers, 'webhook-timestamp');
       const signatures = header(headers, 'webhook-signature');
-      if (!id || !timestamp || !signatures || !/^\d{1,12}$/.test(timestamp) || !fresh(Number(timestamp) * 1000)) return null;
+      if (!id || !timestamp || !signatures) return missing(signatureHeadersOf(format, null).filter((name) => !header(headers, name)));
+      if (!/^\d{1,12}$/.test(timestamp) || !fresh(Number(timestamp) * 1000)) return stale('`webhook-timestamp`, in seconds');
+      const given = signatures.split(' ').flatMap((entry) => (entry.startsWith('v1,') && BASE64_SIGNATURE.test(entry.slice(3)) ? [Buffer.from(entry.slice(3), 'base64')] : []));
+      if (!given.length) return malformed('webhook-signature', 'a space-separated list holding a `v1,<base64 HMAC-SHA256>` signature');
       const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
       const expected = hmac(key, `${id}.${timestamp}.${raw.toString('utf8')}`);
-      const valid = signatures.split(' ').some((entry) => entry.startsWith('v1,') && sameBytes(expected, entry.slice(3), 'base64'));
-      if (!valid) return null;
+      if (!given.some((signature) => sameBytes(expected, signature))) return MISMATCH;
       deliveryId = id;
       break;
     }
     case 'hmac-sha256': {
-      const signature = (header(headers, signatureHeader ?? DEFAULT_SIGNATURE_HEADER) ?? '').replace(/^sha256=/, '');
-      if (!signature || !sameBytes(hmac(secret, raw), signature, 'hex')) return null;
+      const name = signatureHeader ?? DEFAULT_SIGNATURE_HEADER;
+      const refusal = hexSignatureRefusal(name, header(headers, name), /^(?:sha256=)?(.*)$/, '64 hex digits, optionally after `sha256=`', secret, raw);
+      if (refusal) return refusal;
       deliveryId = text(header(headers, 'x-delivery-id')) ?? text(header(headers, 'webhook-id'));
       break;
     }
@@ -98,11 +145,11 @@ export function verifyDelivery({ format, secret, signatureHeader, headers, raw, 
   try {
     payload = JSON.parse(raw.toString('utf8'));
   } catch {
-    return 'not_json';
+    return NOT_JSON;
   }
-  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return 'not_json';
+  if (!payload || typeof payload !== 'object' || Array.isArray(payload)) return NOT_JSON;
   const body = payload as Record<string, unknown>;
-  if (format === 'linear' && !fresh(Number(body.webhookTimestamp))) return null;
+  if (format === 'linear' && !fresh(Number(body.webhookTimestamp))) return stale("the body's `webhookTimestamp`, in milliseconds");
   const event = (format === 'github' ? text(header(headers, 'x-github-event')) : text(body.type)) ?? 'delivery';
   const action = format === 'github' || format === 'linear' ? text(body.action) : null;
   // Without a delivery id, the body itself identifies a delivery: an exact resend is the same delivery.

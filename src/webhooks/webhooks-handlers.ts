@@ -19,6 +19,12 @@ export function webhooksHandlers(webhooks: WebhooksService): HandlerMap {
       await webhooks.deleteSource(db, params.sourceId);
       return { status: 204, body: undefined };
     },
+    listWebhookSourceRefusals: async ({ db, params, query, req }) => {
+      const list = `webhook-sources/${params.sourceId}/refusals`;
+      const request = keysetRequest<string>(list, query, 'string');
+      const { page, headers } = keysetPage(req, list, await webhooks.listRefusals(db, params.sourceId, request), request, (refusal) => refusal.id);
+      return { status: 200, body: page, headers };
+    },
     listWebhookActivity: async ({ db, query, req }) => {
       const list = `webhook-activity?sourceId=${query.sourceId ?? ''}`;
       const request = keysetRequest<string>(list, query, 'string');

@@ -1,6 +1,8 @@
-// The console's webhook activity: the deliveries of the tenant's sources, newest first, and one delivery
-// with every trigger's decision on it, leaf by leaf (expected, actual, result) and the run it started: the
-// answer to "why didn't my job run". They render what the webhooks service returns, as the API does.
+// The console's webhook sources and activity: a source with the deliveries it refused lately and what to
+// check (the answer to "why do my sender's deliveries fail"), the deliveries of the tenant's sources, newest
+// first, and one delivery with every trigger's decision on it, leaf by leaf (expected, actual, result) and
+// the run it started: the answer to "why didn't my job run". They render what the webhooks service returns,
+// as the API does.
 import express, { type Request, type Response, Router } from 'express';
 import type { components } from '../../generated/openapi';
 import { keysetPage, keysetRequest } from '../http/pagination';
@@ -9,9 +11,11 @@ import { AppError, NotFound } from '../lib/errors';
 import { sameOriginForms } from '../pages/session-pages';
 import { jobView, type JobsService } from '../jobs/jobs-service';
 import { consoleAction, consoleFind, consoleVisitor, facts, nextPage, queryParam, secretOnce, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
+import { KEPT_PER_SOURCE, RECORDED_PER_MINUTE } from './webhooks-refusals';
 import type { WebhooksService } from './webhooks-service';
 
 type Decision = components['schemas']['WebhookActivity']['decisions'][number];
+type Refusal = components['schemas']['WebhookRefusal'];
 
 export interface WebhooksPagesDeps extends ConsoleDeps {
   webhooks: WebhooksService;
@@ -34,6 +38,16 @@ const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: 
   });
 
 const json = (value: unknown) => (value === undefined ? '—' : JSON.stringify(value));
+const sourceLink = (source: { id: string; name: string }): Html => html`<a href="/console/sources/${encodeURIComponent(source.id)}">${source.name}</a>`;
+
+/** One refused delivery as a table row: when, the code answered, what to check, the header names, the body. */
+const refusalRow = (refusal: Refusal): Html[] => [
+  time(refusal.receivedAt),
+  html`<code>${refusal.reason}</code> (${refusal.status})`,
+  html`${refusal.advice}${refusal.unrecordedBefore ? html`<br><small>${refusal.unrecordedBefore} more refused just before it were counted, not recorded.</small>` : null}`,
+  html`${refusal.headerNames.map((name, i) => html`${i ? ', ' : ''}<code>${name}</code>`)}`,
+  html`${refusal.bodyBytes.toLocaleString('en')} bytes${refusal.bodySha256 ? html`<br><small>SHA-256 <code title="${refusal.bodySha256}">${refusal.bodySha256.slice(0, 16)}…</code></small>` : null}`,
+];
 const activityLink = (id: string, text: string): Html => html`<a href="/console/activity/${encodeURIComponent(id)}">${text}</a>`;
 
 /** One trigger's decision: the outcome, the run it started, and each leaf with what it expected and found. */
@@ -64,7 +78,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
     if (!visitor) return;
     const sources = await deps.webhooks.listSources(deps.tenantDb(visitor.principal.tenantId), { limit: 100 });
     const rows = sources.map((source) => [
-      html`${source.name}`,
+      sourceLink(source),
       html`${source.format}`,
       html`<code>${source.intakeUrl}</code>`,
       html`<a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries</a>`,
@@ -91,6 +105,33 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
   }
 
   router.get('/console/sources', (req, res) => showSources(req, res));
+
+  /** A source: its settings, and the deliveries intake refused lately with what to check. */
+  router.get('/console/sources/:sourceId', async (req: Request, res: Response) => {
+    const read = await consoleFind(deps, req, res, '/console/sources', 'No such webhook source in this tenant.', (db) => deps.webhooks.getSource(db, req.params.sourceId as string));
+    if (!read) return;
+    const { visitor, db, found: source } = read;
+    const list = `console/sources/${source.id}/refusals`;
+    const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
+    const { page, headers } = keysetPage(req, list, await deps.webhooks.listRefusals(db, source.id, request), request, (refusal) => refusal.id);
+    const details: [string, Html][] = [
+      ['Format', html`${source.format}`],
+      ...(source.signatureHeader ? [['Signature header', html`<code>${source.signatureHeader}</code>`] as [string, Html]] : []),
+      ['Payload URL', html`<code>${source.intakeUrl}</code>`],
+      ['Created', time(source.createdAt)],
+    ];
+    sendConsolePage(
+      res,
+      visitor,
+      '/console/sources',
+      source.name,
+      html`${facts(details)}
+<p><a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries it took</a></p>
+<h2>Refused deliveries</h2>
+<p>The deliveries intake refused lately, newest first, with what to check. Neither their bodies nor their headers' values are kept. At most ${RECORDED_PER_MINUTE} a minute are recorded (the others are counted on the next one) and the newest ${KEPT_PER_SOURCE} kept. A delivery sent to a payload URL no source has is refused with <code>unknown_source</code> and recorded nowhere: check the URL in the sender.</p>
+${table(['Received', 'Refused with', 'What to check', 'Headers sent', 'Body'], page.map(refusalRow), 'No delivery refused lately.')}${nextPage(headers)}`,
+    );
+  });
 
   /**
    * A job's backtest: its webhook triggers as a draft to edit (as JSON, as `POST /api/v1/jobs/{jobId}/backtest`

@@ -1,5 +1,5 @@
-// Webhook sources and their activity in the database, through the tenant-bound client. Deleted sources
-// stay as rows (their activity remains readable) and are invisible here.
+// Webhook sources, their activity and their refused deliveries in the database, through the tenant-bound
+// client. Deleted sources stay as rows (their activity remains readable) and are invisible here.
 import type { components } from '../../generated/openapi';
 import type { Prisma } from '../../generated/prisma/sqlite/client';
 import { toJson } from '../db/json';
@@ -16,6 +16,19 @@ export interface NewActivity {
   context: Record<string, unknown>;
   /** The body's hash for formats that sign no delivery id (webhooks-fns.ts `replayHash`); null otherwise. */
   bodyHash: string | null;
+}
+
+/** A refused delivery as recorded (webhooks-refusals.ts): never its body, nor a header's value. */
+export interface NewRefusal {
+  id: string;
+  sourceId: string;
+  receivedAt: Date;
+  reason: string;
+  message: string;
+  headerNames: string[];
+  bodyBytes: number;
+  bodySha256: string | null;
+  unrecordedBefore: number;
 }
 
 /** How one trigger decided on a recorded delivery, and the run it started. */
@@ -63,6 +76,10 @@ export function createWebhooksRepo(db: TenantDb) {
         take,
         select: { id: true, sourceId: true, deliveryId: true, event: true, action: true, receivedAt: true, context: true },
       }),
+    /** One refused delivery, with one plain INSERT (intake's path). */
+    createRefusal: (refusal: NewRefusal) => db.$insertRows('WebhookRefusal', [{ ...refusal, headerNames: { json: refusal.headerNames } }]),
+    listRefusals: (sourceId: string, { limit, after }: KeysetRequest<string>) =>
+      db.webhookRefusal.findMany({ where: { sourceId, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
     /** The matches and errors, the runs they started and the count of misses; once (a delivery already evaluated stays). */
     setOutcome: (id: string, decisions: Decision[], missCount: number, evaluatedAt: Date) =>
       sql.run('UPDATE "WebhookActivity" SET "decisions" = ?::jsonb, "runIds" = ?::jsonb, "missCount" = ?, "evaluatedAt" = ?::timestamp(3) WHERE "tenantId" = ? AND "id" = ? AND "evaluatedAt" IS NULL', [
@@ -79,3 +96,4 @@ export function createWebhooksRepo(db: TenantDb) {
 export type WebhooksRepo = ReturnType<typeof createWebhooksRepo>;
 export type SourceRow = NonNullable<Awaited<ReturnType<WebhooksRepo['findSource']>>>;
 export type ActivityRow = NonNullable<Awaited<ReturnType<WebhooksRepo['findActivity']>>>;
+export type RefusalRow = Awaited<ReturnType<WebhooksRepo['listRefusals']>>[number];

@@ -1,13 +1,14 @@
 // The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
-// (verify, record once, answer at once, evaluate after: webhooks-evaluation.ts), activity and backtest.
+// (verify, record once, answer at once, evaluate after: webhooks-evaluation.ts), refusals (which check
+// failed, recorded for the owner: webhooks-refusals.ts), activity and backtest.
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
-import { containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
+import { BODY_LIMIT, containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../http/body';
 import type { KeysetRequest } from '../http/pagination';
 import type { Trigger } from '../jobs/jobs-fns';
 import type { LiveJobs } from '../jobs/jobs-catalog';
 import { jobView, type JobsService } from '../jobs/jobs-service';
-import { AppError, Conflict, InvalidJson, NotFound, ValidationFailed } from '../lib/errors';
+import { Conflict, NotFound, PayloadTooLarge, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
 import { checkInstant } from '../lib/instants';
 import { keptFor } from '../lib/kept';
@@ -21,6 +22,7 @@ import { eventName } from '../triggers/event-patterns-fns';
 import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createDeliveryRecording } from './webhooks-recording';
+import { createRefusalRecording, refusalView, unknownSource } from './webhooks-refusals';
 import { createWebhooksRepo, type ActivityRow, type SourceRow } from './webhooks-repo';
 
 type SourceView = components['schemas']['WebhookSource'];
@@ -37,13 +39,6 @@ const BACKTEST_MAX = 10_000;
 const SOURCES_KEPT_MS = 5_000;
 /** Intake counts as busy for this long after a delivery (evaluation yields to it). */
 const INTAKE_BUSY_MS = 250;
-
-/** A delivery that fails any check gets this one answer: a sender learns nothing about which check failed. */
-export class UnverifiedDelivery extends AppError {
-  constructor() {
-    super(401, 'invalid_signature', 'The delivery could not be verified: unknown source, bad signature or stale timestamp.');
-  }
-}
 
 const sourceNotFound = () => new NotFound('No such webhook source.');
 
@@ -73,6 +68,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
   const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
   const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy });
   const recording = createDeliveryRecording({ tenantDb, logger, replayWindowSeconds });
+  const refusals = createRefusalRecording({ tenantDb, logger });
 
   const view = (row: SourceRow): SourceView => ({
     id: row.id,
@@ -120,19 +116,21 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     return row;
   }
 
+  const liveSource = (sourceId: string) => sources.get(sourceId, () => sourceById(sourceId));
+
   /**
-   * The source and its verified delivery, or UnverifiedDelivery. A kept source that refuses the delivery is
-   * read again once: its secret may have been rotated by another instance.
+   * The source and its verified delivery, or the refusal (recorded) its sender gets. A kept source whose
+   * signature does not match is read again once: its secret may have been rotated by another instance.
    */
   async function verified(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer, receivedAt: Date) {
-    for (const reread of [false, true]) {
-      if (reread) sources.forget(sourceId);
-      const source = await sources.get(sourceId, () => sourceById(sourceId));
-      if (!source) break;
-      const delivery = verifyDelivery({ format: source.format as WebhookFormat, secret: box.open(source.secretCiphertext), signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
-      if (delivery !== null) return { source, delivery };
+    for (let reread = false; ; reread = true) {
+      const source = await liveSource(sourceId);
+      if (!source) throw unknownSource(sourceId);
+      const result = verifyDelivery({ format: source.format as WebhookFormat, secret: box.open(source.secretCiphertext), signatureHeader: source.signatureHeader, headers, raw, now: receivedAt.getTime() });
+      if (!('refused' in result)) return { source, delivery: result };
+      if (reread || result.refused !== 'invalid_signature') throw await refusals.refuse(source, result, headers, { bytes: raw.length, raw }, receivedAt);
+      sources.forget(sourceId);
     }
-    throw new UnverifiedDelivery();
   }
 
   return {
@@ -253,9 +251,10 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       lastIntakeAt = Date.now();
       const receivedAt = now();
       const { source, delivery } = await verified(sourceId, headers, raw, receivedAt);
-      if (delivery === 'not_json') throw new InvalidJson('The delivery body must be a JSON object.');
-      if (nestsTooDeep(delivery.payload)) throw new InvalidJson(`The delivery body nests deeper than ${MAX_DEPTH} levels.`);
-      if (containsUnstorableText(delivery.payload)) throw new InvalidJson('The delivery body holds a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which cannot be stored.');
+      const unstorable = nestsTooDeep(delivery.payload)
+        ? `The delivery body nests deeper than ${MAX_DEPTH} levels.`
+        : containsUnstorableText(delivery.payload) && 'The delivery body holds a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which cannot be stored.';
+      if (unstorable) throw await refusals.refuse(source, { refused: 'invalid_json', message: unstorable }, headers, { bytes: raw.length, raw }, receivedAt);
       const context = webhookContext(source, delivery, headers, receivedAt);
       const bodyHash = recording.bodyHashOf(source.format as WebhookFormat, raw);
       const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context, bodyHash };
@@ -264,6 +263,22 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       evaluation.soon();
       notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });
       return recorded;
+    },
+
+    /**
+     * The answer to a delivery refused before its body was read (over the size limit): recorded for its
+     * source, or `unread` as it is when no source has the URL.
+     */
+    async refuseUnread(sourceId: string, headers: Record<string, string | string[] | undefined>, bytes: number, unread: Error): Promise<Error> {
+      const source = await liveSource(sourceId);
+      if (!source) return unread;
+      return refusals.refuse(source, { refused: 'payload_too_large', message: new PayloadTooLarge(BODY_LIMIT).message }, headers, { bytes, raw: null }, now());
+    },
+
+    /** A source's refused deliveries, newest first, each with what to check. */
+    async listRefusals(db: TenantDb, sourceId: string, page: KeysetRequest<string>) {
+      const source = await foundSource(db, sourceId);
+      return (await createWebhooksRepo(db).listRefusals(source.id, page)).map((row) => refusalView(row, source));
     },
 
     /** Evaluates the deliveries left waiting by a stop or a failure (at start). */

@@ -331,6 +331,36 @@ describe('webhook sources', () => {
   });
 });
 
+describe('a webhook source\'s page', () => {
+  it('shows the deliveries it refused, with what to check, the header names and the body size; to its tenant only', async () => {
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Widgets <on> GitHub', format: 'github' } })).body;
+    const { body, headers } = githubDelivery(source.signingSecret, { action: 'opened', issue: { number: 7 } });
+    const { 'x-hub-signature-256': _, ...unsigned } = headers;
+    expect((await request(app.app).post(`/hooks/${source.id}`).set(unsigned).send(body)).status).toBe(401);
+
+    const listed = await get('/console/sources');
+    expect(listed.text).toContain(`<a href="/console/sources/${source.id}">Widgets &lt;on&gt; GitHub</a>`);
+    const page = await get(`/console/sources/${source.id}`);
+    expect(page.status).toBe(200);
+    expect(page.text).toContain('<h1>Widgets &lt;on&gt; GitHub</h1>');
+    expect(page.text).toContain('<code>signature_missing</code> (401)');
+    expect(page.text).toContain('GitHub sent no X-Hub-Signature-256 header: set a secret on the GitHub webhook');
+    expect(page.text).toContain('<code>x-github-event</code>, <code>x-github-delivery</code>');
+    expect(page.text).toContain(`${Buffer.byteLength(body).toLocaleString('en')} bytes`);
+    expect(page.text).not.toContain('"number":7');
+
+    const other = await sessionCookie(app, await createOwner(app.database.db));
+    const foreign = await get(`/console/sources/${source.id}`, other);
+    expect(foreign.status).toBe(404);
+    expect(foreign.text).not.toContain('signature_missing');
+  });
+
+  it('says so when nothing was refused', async () => {
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Quiet', format: 'linear' } })).body;
+    expect((await get(`/console/sources/${source.id}`)).text).toContain('No delivery refused lately.');
+  });
+});
+
 describe('event subscriptions', () => {
   const post = (path: string, form: string) => request(app.app).post(path).set('cookie', cookie).set('origin', 'http://localhost:3000').type('form').send(form);
 

@@ -89,7 +89,7 @@ describe('tools', () => {
     const client = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['backtest_job', 'get_job', 'get_run', 'get_run_trace', 'get_trigger_contexts', 'get_webhook_activity', 'invoke_job', 'list_jobs', 'list_runs', 'list_webhook_activity', 'run_fix_issues', 'stop_run', 'test_conditions', 'test_template'].sort(),
+      ['backtest_job', 'get_job', 'get_run', 'get_run_trace', 'get_trigger_contexts', 'get_webhook_activity', 'invoke_job', 'list_jobs', 'list_runs', 'list_webhook_activity', 'list_webhook_source_refusals', 'run_fix_issues', 'stop_run', 'test_conditions', 'test_template'].sort(),
     );
     const invoke = tools.find((tool) => tool.name === 'invoke_job')!;
     expect(invoke.inputSchema).toMatchObject({ type: 'object', required: ['jobId'], properties: { jobId: expect.any(Object), data: expect.any(Object), idempotencyKey: expect.any(Object) } });
@@ -150,6 +150,7 @@ describe('tools', () => {
     expect((await call('backtest_job', { jobId: job.id })).structuredContent).toMatchObject({ evaluated: 0 });
     expect((await call('list_webhook_activity')).structuredContent).toMatchObject({ items: [] });
     expect(textOf(await call('get_webhook_activity', { activityId: 'act_nope' }))).toMatch(/^not_found: /);
+    expect(textOf(await call('list_webhook_source_refusals', { sourceId: 'src_nope' }))).toMatch(/^not_found: /);
     expect((await call('get_trigger_contexts')).isError).toBeFalsy();
   });
 
@@ -160,7 +161,7 @@ describe('tools', () => {
       expect([tool.name, unportable(tool.inputSchema), unportable(tool.outputSchema)]).toEqual([tool.name, [], []]);
     }
     const hints = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]));
-    for (const name of ['list_jobs', 'get_job', 'list_runs', 'get_run', 'get_run_trace', 'test_conditions', 'test_template', 'backtest_job', 'list_webhook_activity', 'get_webhook_activity', 'get_trigger_contexts']) {
+    for (const name of ['list_jobs', 'get_job', 'list_runs', 'get_run', 'get_run_trace', 'test_conditions', 'test_template', 'backtest_job', 'list_webhook_activity', 'get_webhook_activity', 'get_trigger_contexts', 'list_webhook_source_refusals']) {
       expect([name, hints[name]]).toEqual([name, { readOnlyHint: true, openWorldHint: false }]);
     }
     expect(hints.invoke_job).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });

@@ -71,7 +71,7 @@ it('deletes what is older than the days kept, and a job\'s runs beyond its newes
   expect(await app.database.db.eventDelivery.count({ where: { subscriptionId: subscription.id } })).toBe(0);
 
   // A second turn has nothing left to do.
-  expect(await app.retention.prune()).toEqual({ runs: 0, activity: 0, deliveries: 0 });
+  expect(await app.retention.prune()).toEqual({ runs: 0, activity: 0, deliveries: 0, refusals: 0 });
   // Once its replay is over, the run it replayed goes too.
   await api('POST', `/api/v1/runs/${long}/stop`);
   await runSettled(app, bearer, replay);

@@ -120,6 +120,10 @@ describe('typed calls', () => {
     expect(rotated).toMatchObject({ id: created.id, signingSecret: expect.stringMatching(/^whsec_/) });
     expect(rotated.signingSecret).not.toBe(created.signingSecret);
     expect((await flows.sources.list()).map((source) => source.id)).toContain(created.id);
+    const unsigned = await fetch(`${server.url}/hooks/${created.id}`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-github-event': 'ping' }, body: '{"zen":"hi"}' });
+    expect(unsigned.status).toBe(401);
+    expect(await all(flows.sources.refusals(created.id))).toEqual([expect.objectContaining({ sourceId: created.id, reason: 'signature_missing', bodyBytes: 12 })]);
+    expect((await caught(all(flows.sources.refusals('src_nope')))).code).toBe('not_found');
     expect(await all(flows.activity.list({ sourceId: created.id }))).toEqual([]);
     expect((await caught(flows.activity.get('act_nope'))).code).toBe('not_found');
   });

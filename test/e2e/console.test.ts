@@ -130,6 +130,26 @@ it('creates a source and shows its secret once, with a button that copies it', a
   expect(activity.errors).toEqual([]);
 });
 
+it('tells why a GitHub delivery was refused, on the source\'s page', async () => {
+  const created = await fetch(`${server.url}/api/v1/webhook-sources`, { method: 'POST', headers: { ...bearer, 'content-type': 'application/json' }, body: JSON.stringify({ name: 'Gadgets on GitHub', format: 'github' }) });
+  const source = (await created.json()) as { id: string; signingSecret: string };
+  // The GitHub webhook was saved without a secret: it signs nothing.
+  const { body, headers } = githubDelivery(source.signingSecret, { action: 'opened', issue: { number: 3 } });
+  const { 'x-hub-signature-256': _, ...unsigned } = headers;
+  const refused = await fetch(`${server.url}/hooks/${source.id}`, { method: 'POST', headers: unsigned, body });
+  expect([refused.status, ((await refused.json()) as { error: { code: string } }).error.code]).toEqual([401, 'signature_missing']);
+
+  await page.goto('/console/sources');
+  await page.getByRole('link', { name: 'Gadgets on GitHub' }).click();
+  await page.getByRole('heading', { name: 'Refused deliveries' }).waitFor();
+  const row = page.getByRole('row', { name: /signature_missing/ });
+  await row.getByText('GitHub sent no X-Hub-Signature-256 header: set a secret on the GitHub webhook').waitFor();
+  await row.getByText('x-github-event').waitFor();
+  await row.getByText(`${Buffer.byteLength(body)} bytes`).waitFor();
+  await page.screenshot({ path: path.join(SHOTS, 'source-refusals.png'), fullPage: true });
+  expect(activity.errors).toEqual([]);
+});
+
 it('offers every event type to a new subscription, labelled, two checked', async () => {
   await page.goto('/console/subscriptions');
   await page.getByRole('heading', { name: 'Event subscriptions' }).waitFor();

@@ -18,6 +18,7 @@ import type {
   TemplateTestResult,
   TraceEvent,
   WebhookActivity,
+  WebhookRefusal,
   WebhookSource,
   WebhookSourceCreate,
   WebhookSourceWithSecret,
@@ -97,5 +98,7 @@ export interface Flows {
     create(body: WebhookSourceCreate): Promise<WebhookSourceWithSecret>;
     /** Replaces the signing secret; the answer holds the new one. */
     rotate(id: string): Promise<WebhookSourceWithSecret>;
+    /** The deliveries intake refused lately for the source, newest first, each with why and what to check. */
+    refusals(id: string, query?: { limit?: number }): AsyncIterable<WebhookRefusal>;
   };
 }

@@ -21,3 +21,4 @@ export type WebhookActivity = Schemas['WebhookActivity'];
 export type WebhookSource = Schemas['WebhookSource'];
 export type WebhookSourceCreate = Schemas['WebhookSourceCreate'];
 export type WebhookSourceWithSecret = Schemas['WebhookSourceWithSecret'];
+export type WebhookRefusal = Schemas['WebhookRefusal'];

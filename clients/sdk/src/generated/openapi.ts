@@ -582,6 +582,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/webhook-sources/{sourceId}/refusals": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook source id.
+                 * @example src_9k2p5f8t1c4m
+                 */
+                sourceId: components["parameters"]["sourceId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * List a webhook source's refused deliveries
+         * @description Lists the deliveries intake refused lately for this source, newest first: when, why (`reason`, the
+         *     `code` the sender was answered with, and `advice` on what to check), the names of the headers sent,
+         *     and the body's size and SHA-256. The body and the headers' values are never kept.
+         *
+         *     The record is bounded: at most 10 refusals of a source a minute are recorded on each instance (those
+         *     over it are counted in the next one recorded, `unrecordedBefore`), and retention keeps the newest 50
+         *     of each source (and none older than `FLOWS_RETENTION_DAYS`). A delivery to an intake URL no source has
+         *     is answered 401 `unknown_source` and recorded nowhere.
+         */
+        get: operations["listWebhookSourceRefusals"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/execution-targets": {
         parameters: {
             query?: never;
@@ -2752,6 +2785,71 @@ export interface components {
         WebhookSourceWithSecret: components["schemas"]["WebhookSource"] & {
             /** @description Secret the sender signs deliveries with. Shown once. */
             signingSecret: string;
+        };
+        /**
+         * @description Why intake refused a delivery of a known source: the `code` its sender was answered with.
+         *
+         *     - `signature_missing` (401): a header the format's signature needs was not sent (for `github`, `X-Hub-Signature-256`: the GitHub webhook has no secret).
+         *     - `signature_malformed` (401): the signature header is not of the format's form (`sha256=` and 64 hex digits for `github`).
+         *     - `invalid_signature` (401): the signature does not match the body under the source's current secret.
+         *     - `timestamp_out_of_tolerance` (401): the signed timestamp (`standard-webhooks`, `linear`) is missing or more than 5 minutes from the server's clock.
+         *     - `invalid_json` (400): the body is not a JSON object, nests deeper than 32 levels, or holds text that cannot be stored.
+         *     - `payload_too_large` (413): the body is over 1 MB.
+         * @example signature_missing
+         * @enum {string}
+         */
+        WebhookRefusalReason: "signature_missing" | "signature_malformed" | "invalid_signature" | "timestamp_out_of_tolerance" | "invalid_json" | "payload_too_large";
+        /**
+         * @description One delivery intake refused for a source. Neither the body nor any header's value is kept.
+         * @example {
+         *       "id": "rfd_01jx2m9c4k7q3v8w5t1n6b2r0p",
+         *       "sourceId": "src_9k2p5f8t1c4m",
+         *       "receivedAt": "2025-06-04T08:21:53.120Z",
+         *       "reason": "invalid_signature",
+         *       "status": 401,
+         *       "message": "The signature does not match the body signed with this source's secret.",
+         *       "advice": "The X-Hub-Signature-256 signature did not match the body: the GitHub webhook's secret is not this source's current signing secret (after a rotation the old one no longer works). Paste the current secret into the webhook's Secret field.",
+         *       "headerNames": [
+         *         "content-type",
+         *         "user-agent",
+         *         "x-github-delivery",
+         *         "x-github-event",
+         *         "x-hub-signature",
+         *         "x-hub-signature-256"
+         *       ],
+         *       "bodyBytes": 7214,
+         *       "bodySha256": "3f0a6c1e9b2d4f8a7c5e1d3b9f0a2c4e6b8d0f1a3c5e7b9d1f3a5c7e9b0d2f4a",
+         *       "unrecordedBefore": 0
+         *     }
+         */
+        WebhookRefusal: {
+            /** @description Opaque identifier of the refusal (for example `rfd_…`). */
+            id: string;
+            /** @description The webhook source the delivery was sent to. */
+            sourceId: string;
+            /**
+             * Format: date-time
+             * @description When intake received (and refused) it.
+             */
+            receivedAt: string;
+            reason: components["schemas"]["WebhookRefusalReason"];
+            /**
+             * @description The HTTP status the sender was answered with.
+             * @example 401
+             */
+            status: number;
+            /** @description The `message` the sender was answered with. */
+            message: string;
+            /** @description What to check, in plain words, for this source's format. It may change; branch on `reason`. */
+            advice: string;
+            /** @description The names of the headers sent, lower-cased, in the order they came (at most 64). Their values are not kept. */
+            headerNames: string[];
+            /** @description The body's size in bytes; for a body refused unread as too large, the size it declared (or was read to). */
+            bodyBytes: number;
+            /** @description The body's SHA-256, in hex (compare it with `sha256sum` of what the sender sent); null for a body refused unread as too large. */
+            bodySha256: string | null;
+            /** @description How many refusals of the source just before this one were counted but not recorded, over the rate of recording. */
+            unrecordedBefore: number;
         };
         /**
          * @description One delivery received by a webhook source: the prepared context, how every enabled webhook trigger of the tenant decided on it, and the runs it started.
@@ -6220,6 +6318,75 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["WebhookSourceWithSecret"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listWebhookSourceRefusals: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Most items to return in one page.
+                 * @example 50
+                 */
+                limit?: components["parameters"]["limit"];
+                /**
+                 * @description Opaque cursor of the page to fetch, taken from the `Link` header of the previous page. Omit for the first page.
+                 * @example eyJ0IjoiMjAyNS0wNi0wNCIsImlkIjoicnVuXzJoN2QifQ
+                 */
+                cursor?: components["parameters"]["cursor"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The webhook source id.
+                 * @example src_9k2p5f8t1c4m
+                 */
+                sourceId: components["parameters"]["sourceId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of refused deliveries. */
+            200: {
+                headers: {
+                    Link: components["headers"]["Link"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "rfd_01jx2m9c4k7q3v8w5t1n6b2r0p",
+                     *         "sourceId": "src_9k2p5f8t1c4m",
+                     *         "receivedAt": "2025-06-04T08:21:53.120Z",
+                     *         "reason": "signature_missing",
+                     *         "status": 401,
+                     *         "message": "The delivery has no `X-Hub-Signature-256` header; this source takes only deliveries signed with its secret.",
+                     *         "advice": "GitHub sent no X-Hub-Signature-256 header: set a secret on the GitHub webhook (its Secret field, under Settings → Webhooks), this source's signing secret.",
+                     *         "headerNames": [
+                     *           "content-type",
+                     *           "user-agent",
+                     *           "x-github-delivery",
+                     *           "x-github-event",
+                     *           "x-github-hook-id"
+                     *         ],
+                     *         "bodyBytes": 7214,
+                     *         "bodySha256": "3f0a6c1e9b2d4f8a7c5e1d3b9f0a2c4e6b8d0f1a3c5e7b9d1f3a5c7e9b0d2f4a",
+                     *         "unrecordedBefore": 0
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["WebhookRefusal"][];
                 };
             };
             400: components["responses"]["BadRequest"];
