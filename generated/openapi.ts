@@ -250,7 +250,9 @@ export interface paths {
          *       with `[*]` a leaf holds when it holds for at least one element. A missing path makes a leaf false.
          *     - `op`: `eq`, `neq`, `in`, `nin`, `contains`, `startsWith`, `endsWith`, `matches` (RE2, linear time),
          *       `exists`, `gt`, `gte`, `lt`, `lte` (see the `Cond` schema).
-         *     - `if`: a [CEL](https://cel.dev) expression over the context, cost-limited, that must be `true`.
+         *     - `if`: a [CEL](https://cel.dev) expression over the context, cost-limited, that must be `true`. The
+         *       context's top-level fields are its variables; reading one the context lacks is an error where it is
+         *       read, which `||` and `&&` absorb as CEL specifies (`x || true` is `true`).
          *
          *     **Decision.** `match` or `no-match`, with `details` holding one item per leaf:
          *     `{ part, path?, op?, expected?, actual?, result }`. When evaluation fails (bad path, unknown operator,
@@ -295,7 +297,8 @@ export interface paths {
          *
          *     Limits: templates are parsed up to 100,000 characters, rendering stops after 1 second or 10 MB of
          *     allocations, and the output may have at most 200,000 characters. Only the context's own properties
-         *     are visible, and `include`, `render` and `layout` find no files.
+         *     are visible. A template has no partials: `include`, `render` and `layout` are refused with the line
+         *     and column where they are written, as any template that does not parse.
          */
         post: operations["testJobTemplate"];
         delete?: never;
@@ -1848,9 +1851,9 @@ export interface components {
             name: string;
             /** @description Short name, unique within the tenant, usable instead of the id in paths. Derived from the name when omitted on creation. */
             slug?: string;
-            /** @description Liquid template of the prompt (strict variables). A template that does not parse is refused with 400 `invalid_template`. */
+            /** @description Liquid template of the prompt (strict variables). A template that does not parse, or names a partial with `include`, `render` or `layout` (templates have none), is refused with 400 `invalid_template` and the position. */
             promptTemplate: string;
-            /** @description Execution target the runs use. When unset, the default target configured by the operator is used. */
+            /** @description Execution target the runs use. When unset, the default target configured by the operator is used (`local`, when the operator set `FLOWS_LOCAL_AGENT_COMMAND`; without it, runs of a job that names no target fail, saying so). `local` on a server without a local agent is refused with 400 `validation_failed`, saying what the operator must set. */
             executionTargetId?: string;
             /** @description Liquid template of run names. */
             runNameTemplate?: string;
@@ -1878,7 +1881,7 @@ export interface components {
             name?: string;
             /** @description Short name, unique within the tenant, usable instead of the id in paths. Derived from the name when omitted on creation. */
             slug?: string;
-            /** @description Liquid template of the prompt (strict variables). A template that does not parse is refused with 400 `invalid_template`. */
+            /** @description Liquid template of the prompt (strict variables). A template that does not parse, or names a partial with `include`, `render` or `layout` (templates have none), is refused with 400 `invalid_template` and the position. */
             promptTemplate?: string;
             /** @description Execution target the runs use; `null` goes back to the default target configured by the operator. */
             executionTargetId?: string | null;
@@ -2017,9 +2020,11 @@ export interface components {
          *       error and a `flow_control` trace event saying `superseded` by which run).
          *     - `skip`: it is not created; the delivery's decision says `skipped` and which run holds the key, an
          *       invocation is answered 409 `run_skipped`.
-         *     A key is checked at save like every CEL expression; a key that cannot be worked out for a run's
-         *     context (an error, or a value that is not a string, number or boolean) fails closed: no run is
-         *     created, and the delivery's decision or the invocation's 400 `invalid_conditions` says why.
+         *     A key is checked at save like every CEL expression, and what it selects from `payload` is flagged in the
+         *     job's `warnings` as a template's paths are (`payload.pull_request.number` on a job of `issues.labeled`
+         *     deliveries, which have no `pull_request`); a key that cannot be worked out for a run's context (an
+         *     error, or a value that is not a string, number or boolean) fails closed: no run is created, and the
+         *     delivery's decision or the invocation's 400 `invalid_conditions` says why.
          * @example {
          *       "key": "payload.pull_request.number",
          *       "limit": 1,
@@ -2219,7 +2224,7 @@ export interface components {
              */
             updatedAt: string;
             /**
-             * @description Paths the job reads that its deliveries may never carry, on every answer about one job (`createJob`, `getJob`, `updateJob`, `enableJob`, `disableJob`), not in lists (read the job for them). A job is never refused for them, on save, on read or when it runs, and a job saved before they were computed is flagged the same way. A path of a template or of a webhook trigger's conditions (a leaf's `path`, or a selection written out in `if`) is flagged when:
+             * @description Paths the job reads that its deliveries may never carry, on every answer about one job (`createJob`, `getJob`, `updateJob`, `enableJob`, `disableJob`), not in lists (read the job for them). A job is never refused for them, on save, on read or when it runs, and a job saved before they were computed is flagged the same way. A path of a template, of a flow-control key (what it selects as written), or of a webhook trigger's conditions (a leaf's `path`, or a selection written out in `if`) is flagged when:
              *     - the trigger's source is a GitHub source and no payload of the events the trigger lists has room for it, by GitHub's published webhook schemas (`@octokit/webhooks-schemas`; they can lag behind GitHub, hence a warning);
              *     - none of the source's 50 most recent recorded deliveries of those events carried it, with the count.
              */
@@ -2228,7 +2233,7 @@ export interface components {
         /** @description A path a job reads that its deliveries may never carry. */
         JobWarning: {
             /**
-             * @description Where the path is, as a JSON-style path into the job (`promptTemplate`, `triggers[0].conditions.all[1].path`, `triggers[0].conditions.if`).
+             * @description Where the path is, as a JSON-style path into the job (`promptTemplate`, `flowControl.concurrency.key`, `triggers[0].conditions.all[1].path`, `triggers[0].conditions.if`).
              * @example triggers[0].conditions.all[0].path
              */
             field: string;

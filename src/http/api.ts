@@ -9,11 +9,11 @@ import type { Principal } from '../auth/principal';
 import type { Db } from '../db/client';
 import { forTenant, type TenantDb } from '../db/tenant-scope';
 import { MethodNotAllowed, NotFound, NotImplemented, ValidationFailed } from '../lib/errors';
-import { INSTANT_RANGE, isUsableDateTime } from '../lib/instants';
-import { clip } from '../lib/text';
+import { isUsableDateTime } from '../lib/instants';
 import type { Contract } from './contract';
 import { requirementOf, type Authorizer, type Requirement } from './security';
 import type { HandlerMap, OperationId } from './types';
+import { validationMessage } from './validation-errors';
 
 const METHODS = ['get', 'put', 'post', 'patch', 'delete'];
 
@@ -26,35 +26,6 @@ function newAjv(options: Record<string, unknown>) {
   ajv.addFormat('date-time', { type: 'string', validate: isUsableDateTime });
   return ajv;
 }
-
-/** `/requestBody/triggers/0/cron` → `triggers[0].cron`; `/query/limit` → `limit`. */
-function fieldOf(error: ErrorObject): string {
-  const segments = error.instancePath.split('/').slice(1).map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~'));
-  if (error.keyword === 'required') segments.push(error.params.missingProperty);
-  if (error.keyword === 'additionalProperties') segments.push(error.params.additionalProperty);
-  if (error.keyword === 'discriminator') segments.push(error.params.tag);
-  const [where, ...path] = segments;
-  if (path.length === 0) return where === undefined || where === 'requestBody' ? 'body' : where;
-  return path.reduce((acc, part) => (/^\d+$/.test(part) ? `${acc}[${part}]` : acc ? `${acc}.${part}` : part), '');
-}
-
-function describe(error: ErrorObject): string {
-  const field = clip(fieldOf(error));
-  if (field === 'body' && error.keyword === 'required') return 'The request body is required.';
-  if (error.keyword === 'required') return `\`${field}\` is required.`;
-  if (error.keyword === 'additionalProperties') return `\`${field}\` is not an allowed property.`;
-  if (error.keyword === 'discriminator') {
-    if (error.params.tagValue === undefined) return `\`${field}\` is required.`;
-    return error.params.error === 'tag'
-      ? `\`${field}\` must be a string (discriminator).`
-      : `\`${field}\` must be one of the documented types, not ${clip(JSON.stringify(error.params.tagValue))} (discriminator).`;
-  }
-  if (error.keyword === 'format' && error.params.format === 'date-time') return `\`${field}\` must be an RFC 3339 date-time ${INSTANT_RANGE} (format).`;
-  return `\`${field}\` ${error.message} (${error.keyword}).`;
-}
-
-/** What a 400 `validation_failed` says of a failed validation: its first error, naming the field. */
-export const validationMessage = (errors: ErrorObject[] | null | undefined): string => (errors?.length ? describe(errors[0]) : 'The request is invalid.');
 
 export interface Api {
   handle(req: Request, res: Response, next: NextFunction): void;

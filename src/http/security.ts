@@ -5,7 +5,14 @@ import type { BearerVerifier } from '../auth/bearer-verifier';
 import { holdsScope, type Principal } from '../auth/principal';
 import { SESSION_COOKIE, type SessionService } from '../auth/session-service';
 import { CrossSiteRequest, InsufficientScope, OwnerSessionRequired, Unauthenticated } from '../lib/errors';
-import { metadataUrlOf } from '../oauth/protected-resource';
+
+export const RESOURCE_METADATA = '/.well-known/oauth-protected-resource';
+
+/** Where the metadata of `resource` is published (RFC 9728 section 3.1): `<origin>/.well-known/oauth-protected-resource<path>`. */
+export function metadataUrlOf(resource: string): string {
+  const url = new URL(resource);
+  return `${url.origin}${RESOURCE_METADATA}${url.pathname === '/' ? '' : url.pathname}`;
+}
 
 export interface Requirement {
   /** The scope the operation needs, or null when any valid credential will do. */

@@ -38,6 +38,18 @@ export interface UsableTarget {
 
 const targetNotFound = () => new NotFound('No such execution target.');
 
+/**
+ * Why runs on target `id` (null: the operator's default, which is `local`) cannot run on this server: what a
+ * job naming `local` is refused with at save, and what a run says when it has no target (its job names none
+ * and there is no default, or the server that runs it has no local agent, taken away since or never set).
+ */
+export function unusableTarget(id: string | null): string {
+  const operator = 'the operator must set FLOWS_LOCAL_AGENT_COMMAND and restart the server to offer the `local` target';
+  if (id === null) return `the job names no \`executionTargetId\` and this server has no default target (${operator}); name one of GET /api/v1/execution-targets`;
+  if (id === LOCAL_TARGET_ID) return `\`executionTargetId\` "local" is not available: this server has no local agent (${operator})`;
+  return `\`executionTargetId\` "${clip(id)}" is not an execution target of this tenant`;
+}
+
 type Network = Pick<DockerSettings, 'network' | 'networkAllow'>;
 
 /**
@@ -215,11 +227,7 @@ export function createTargetsService({
 
     /** Refuses a target the tenant cannot use, naming the field; null is the operator's default, always allowed. */
     async checkUsable(db: TenantDb, id: string | null | undefined): Promise<void> {
-      if (id === undefined || id === null) return;
-      if (!(await this.resolve(db, id))) {
-        const hint = id === LOCAL_TARGET_ID ? ' (the operator has not set FLOWS_LOCAL_AGENT_COMMAND)' : '';
-        throw new ValidationFailed(`\`executionTargetId\` "${clip(id)}" is not an execution target of this tenant${hint}.`);
-      }
+      if (id !== undefined && id !== null && !(await this.resolve(db, id))) throw new ValidationFailed(`${unusableTarget(id)}.`);
     },
   };
 }

@@ -6,7 +6,9 @@ import { select, type Step } from '../triggers/condition-paths';
 import { compileConditions } from '../triggers/conditions-fns';
 import { matchesEvents } from '../triggers/event-patterns-fns';
 import { eventsWithRoom, githubEventNames } from '../triggers/github-payloads-fns';
+import { CelProblem, compileCel } from '../triggers/cel-fns';
 import { CONTEXT_ROOTS } from '../triggers/trigger-contexts-fns';
+import { KEYED_PARTS, type FlowControl } from './flow-control-fns';
 import type { Trigger } from './jobs-fns';
 import { compileTemplate, templatePaths } from './templates-fns';
 
@@ -42,6 +44,20 @@ function templateUses(field: string, source: string | null | undefined): PathUse
   }
 }
 
+/** The paths each flow-control key selects as written (`flowControl.concurrency.key`). */
+function keyUses(flowControl: FlowControl | null | undefined): PathUse[] {
+  return KEYED_PARTS.flatMap((part) => {
+    const key = flowControl?.[part]?.key;
+    if (key === undefined) return [];
+    try {
+      return compileCel(key).paths.map((path) => ({ field: `flowControl.${part}.key`, text: path.join('.'), steps: stepsOf(path) }));
+    } catch (err) {
+      if (err instanceof CelProblem) return []; // refused at save: a job saved before stays readable
+      throw err;
+    }
+  });
+}
+
 function conditionUses(trigger: WebhookTrigger, where: string): PathUse[] {
   if (trigger.conditions === undefined) return [];
   try {
@@ -72,13 +88,13 @@ function warningFor(use: PathUse, githubEvents: string[] | null, deliveries: Rec
 }
 
 /**
- * The warnings of a job: each path of its templates and of its webhook triggers' conditions (leaves, and
- * what CEL selects as written) that no listed GitHub event's schema has room for, or that none of the recent
- * recorded deliveries of its triggers' events carried. `formats` is by webhook source id, `recorded` by
- * trigger id (that trigger's source's deliveries, newest first).
+ * The warnings of a job: each path of its templates, of its flow-control keys and of its webhook triggers'
+ * conditions (leaves, and what CEL selects as written) that no listed GitHub event's schema has room for, or
+ * that none of the recent recorded deliveries of its triggers' events carried. `formats` is by webhook source
+ * id, `recorded` by trigger id (that trigger's source's deliveries, newest first).
  */
 export function jobWarnings(
-  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[] },
+  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[]; flowControl?: FlowControl | null },
   formats: Map<string, string>,
   recorded: Map<string, RecordedDelivery[]>,
 ): JobWarning[] {
@@ -94,10 +110,10 @@ export function jobWarnings(
     for (const use of conditionUses(trigger, `triggers[${index}]`)) if (WEBHOOK_ROOTS.has(rootOf(use))) add(warningFor(use, evidence[n].githubEvents, evidence[n].deliveries));
   });
   if (webhooks.length) {
-    // A template serves every trigger: the schemas judge only when every webhook source is GitHub.
+    // A template or a key serves every trigger: the schemas judge only when every webhook source is GitHub.
     const githubEvents = evidence.every((e) => e.githubEvents) ? [...new Set(evidence.flatMap((e) => e.githubEvents!))] : null;
     const deliveries = [...new Set(evidence.flatMap((e) => e.deliveries))];
-    for (const use of [...templateUses('promptTemplate', job.promptTemplate), ...templateUses('runNameTemplate', job.runNameTemplate)]) {
+    for (const use of [...templateUses('promptTemplate', job.promptTemplate), ...templateUses('runNameTemplate', job.runNameTemplate), ...keyUses(job.flowControl)]) {
       if (WEBHOOK_ROOTS.has(rootOf(use))) add(warningFor(use, githubEvents, deliveries));
     }
   }

@@ -19,12 +19,24 @@ const liquid = new Liquid({
   strictFilters: true,
   // Only the context's own data: `{{ payload.constructor }}` is undefined, not a function.
   ownPropertyOnly: true,
-  // An empty in-memory map: `include`, `render` and `layout` find nothing, and never read a file.
+  // An empty in-memory map: nothing is ever read from a file (the partial tags are refused below).
   templates: {},
   parseLimit: 100_000,
   renderLimit: RENDER_LIMIT_MS,
   memoryLimit: 10_000_000,
 });
+
+// A template has no partials to include: the tags that name one are refused where they are written, when
+// the template parses, rather than failing at the first render (or in the save-time analysis, which looks
+// the partial up).
+for (const name of ['include', 'render', 'layout']) {
+  liquid.registerTag(name, {
+    parse() {
+      throw new Error(`\`${name}\` is not available: templates have no partials to include`);
+    },
+    render() {},
+  });
+}
 
 /** A template that does not parse or render; the message gives the line and column. */
 export class TemplateProblem extends Error {}

@@ -13,7 +13,9 @@ import type { ErrorObject } from 'ajv';
 import type { BearerVerifier } from '../auth/bearer-verifier';
 import { holdsScope, type Principal } from '../auth/principal';
 import type { TenantDb } from '../db/tenant-scope';
-import { validationMessage, type Api } from '../http/api';
+import type { Api } from '../http/api';
+import { metadataUrlOf } from '../http/security';
+import { validationMessage } from '../http/validation-errors';
 import type { HandlerMap } from '../http/types';
 import { InvalidInvocationData } from '../jobs/jobs-fns';
 import type { JobsService } from '../jobs/jobs-service';
@@ -56,7 +58,7 @@ const cursorOf = (headers: Record<string, string> = {}) => (headers.Link ? new U
 export function mcpRouter(deps: McpDeps): Router {
   const tools = operationTools(deps.api.backend.definition as never);
   const invocation = tools.find((tool) => tool.operationId === 'invokeJob')!.outputSchema;
-  const metadata = `${deps.baseUrl.origin}/.well-known/oauth-protected-resource/mcp`;
+  const metadata = metadataUrlOf(deps.resource);
   const challenge = (extra = '') => `Bearer realm="flows"${extra}, resource_metadata="${metadata}"`;
 
   async function authenticate(req: Request): Promise<Principal> {

@@ -5,15 +5,9 @@
 // for clients that read it before: it describes the API.
 import { Router } from 'express';
 import { SCOPES } from '../auth/principal';
+import { metadataUrlOf, RESOURCE_METADATA } from '../http/security';
 import type { Resources } from './provider';
 
-const WELL_KNOWN = '/.well-known/oauth-protected-resource';
-
-/** Where the metadata of `resource` is published: `<origin>/.well-known/oauth-protected-resource<path>`. */
-export function metadataUrlOf(resource: string): string {
-  const url = new URL(resource);
-  return `${url.origin}${WELL_KNOWN}${url.pathname === '/' ? '' : url.pathname}`;
-}
 
 export function protectedResourceMetadata(baseUrl: URL, resources: Resources): Router {
   const describe = (resource: string, name: string) => ({
@@ -30,5 +24,5 @@ export function protectedResourceMetadata(baseUrl: URL, resources: Resources): R
   return Router()
     .get(pathOf(resources.api), (_req, res) => void res.json(api))
     .get(pathOf(resources.mcp), (_req, res) => void res.json(mcp))
-    .get(WELL_KNOWN, (_req, res) => void res.json(api));
+    .get(RESOURCE_METADATA, (_req, res) => void res.json(api));
 }

@@ -5,7 +5,7 @@
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor, Outcome, RunSpec } from '../integrations/executor';
-import type { TargetsService } from '../integrations/targets-service';
+import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
 import type { FlowControl } from '../jobs/flow-control-fns';
 import type { JobRow, JobsService } from '../jobs/jobs-service';
@@ -197,9 +197,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const target = await targets.resolve(db, job.executionTargetId);
       const executor = target && executors[target.kind];
       if (!target || !executor) {
-        const error = !target
-          ? 'No execution target: give the job an executionTargetId, or let the operator set FLOWS_LOCAL_AGENT_COMMAND for the local target.'
-          : `Execution targets of kind ${target.kind} are not available on this server.`;
+        const error = !target ? `The run has no execution target: ${unusableTarget(job.executionTargetId)}.` : `Execution targets of kind ${target.kind} are not available on this server.`;
         await finishSurely(db, runId, { state: 'failed', error, cause: 'setup' }, state, tries);
         return;
       }

@@ -94,27 +94,38 @@ export interface CelVariable {
 /**
  * The names an expression reads from its context (its identifiers, less the variables of its own macros:
  * `all`, `exists`, …), and the paths it selects from them as far as they are written out (`payload.issue.title`).
+ * `rootOf` gives, by node id, the name each identifier and selection starts from: an evaluation error at one of
+ * them is that name missing from the context.
  */
-function readsOf(expr: Node, positions: Record<string, number>): { variables: CelVariable[]; paths: string[][] } {
+function readsOf(expr: Node, positions: Record<string, number>): { variables: CelVariable[]; paths: string[][]; rootOf: Map<string, CelVariable> } {
   const found = new Map<string, number>();
   const paths = new Map<string, string[]>();
+  const rootOf = new Map<string, CelVariable>();
+  const columnOf = (node: Node) => (positions[String(node.id)] ?? 0) + 1;
   const walk = (node: Node | undefined, bound: ReadonlySet<string>): void => {
     if (!node) return;
     const kind = node.exprKind?.case;
     const value = node.exprKind?.value ?? {};
     if (kind === 'identExpr') {
       const name = value.name as string;
-      if (!bound.has(name) && !TYPE_NAMES.has(name) && !found.has(name)) found.set(name, (positions[String(node.id)] ?? 0) + 1);
+      if (bound.has(name) || TYPE_NAMES.has(name)) return;
+      if (!found.has(name)) found.set(name, columnOf(node));
+      rootOf.set(String(node.id), { name, column: columnOf(node) });
     } else if (kind === 'selectExpr') {
       // The whole chain `a.b.c` at once: its fields, then what it selects from.
       const fields: string[] = [];
+      const chain: Node[] = [];
       let inner: Node | undefined = node;
       while (inner?.exprKind?.case === 'selectExpr') {
+        chain.push(inner);
         fields.unshift(inner.exprKind.value!.field as string);
         inner = inner.exprKind.value!.operand as Node | undefined;
       }
       const root = inner?.exprKind?.case === 'identExpr' ? (inner.exprKind.value!.name as string) : null;
-      if (root !== null && !bound.has(root)) paths.set([root, ...fields].join('.'), [root, ...fields]);
+      if (root !== null && !bound.has(root)) {
+        paths.set([root, ...fields].join('.'), [root, ...fields]);
+        for (const link of chain) rootOf.set(String(link.id), { name: root, column: columnOf(inner!) });
+      }
       walk(inner, bound);
     } else if (kind === 'comprehensionExpr') {
       walk(value.iterRange as Node, bound);
@@ -124,7 +135,7 @@ function readsOf(expr: Node, positions: Record<string, number>): { variables: Ce
     } else for (const child of children(value)) walk(child, bound);
   };
   walk(expr, new Set());
-  return { variables: [...found].map(([name, column]) => ({ name, column })), paths: [...paths.values()] };
+  return { variables: [...found].map(([name, column]) => ({ name, column })), paths: [...paths.values()], rootOf };
 }
 
 const evaluateCost = (cost: Cost, size: number) => cost.reduce((sum, coefficient, k) => sum + coefficient * size ** k, 0);
@@ -145,7 +156,7 @@ export type CelOutcome = { ok: true; value: boolean } | { ok: false; error: stri
 
 export interface CompiledCel {
   expression: string;
-  /** What it reads from the context; evaluation refuses a context without one of them, naming it. */
+  /** What it reads from the context; an evaluation that fails for want of one of them names it. */
   variables: CelVariable[];
   /** The paths it selects from the context, as written (`payload.issue.title`). */
   paths: string[][];
@@ -189,7 +200,7 @@ export function compileCel(expression: string): CompiledCel {
     throw new CelProblem(`CEL parse error: ${(err as Error).message}`);
   }
   const cost = costOf(parsed.expr as Node, { nodes: 0 });
-  const { variables, paths } = readsOf(parsed.expr as Node, (parsed.sourceInfo?.positions ?? {}) as Record<string, number>);
+  const { variables, paths, rootOf } = readsOf(parsed.expr as Node, (parsed.sourceInfo?.positions ?? {}) as Record<string, number>);
   const run = cel.plan(env, parsed) as (bindings: Record<string, unknown>) => CelResult;
   return {
     expression,
@@ -212,10 +223,11 @@ export function compileCel(expression: string): CompiledCel {
     },
   };
 
-  /** The expression's CEL value over `context`, or why there is none. */
+  /**
+   * The expression's CEL value over `context`, or why there is none. A name the context lacks is an error only
+   * where it is read: as in CEL, `x || true` is true, an error absorbed by `||`.
+   */
   function evaluateRaw(context: Record<string, unknown>, size: number): { ok: true; value: unknown } | { ok: false; error: string } {
-    const missing = variables.find(({ name }) => !Object.prototype.hasOwnProperty.call(context, name));
-    if (missing) return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
     if (evaluateCost(cost, size) > CEL_COST_LIMIT) return { ok: false, error: `CEL cost limit exceeded: the expression would do more than ${CEL_COST_LIMIT} steps over this context` };
     let result: CelResult;
     try {
@@ -224,7 +236,11 @@ export function compileCel(expression: string): CompiledCel {
       if (err instanceof WorkLimitExceeded) return { ok: false, error: `CEL work limit exceeded: ${err.message}` };
       throw err;
     }
-    if (cel.isCelError(result)) return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
-    return { ok: true, value: result };
+    if (!cel.isCelError(result)) return { ok: true, value: result };
+    const missing = result.exprId === undefined ? undefined : rootOf.get(String(result.exprId));
+    if (missing && !Object.prototype.hasOwnProperty.call(context, missing.name)) {
+      return { ok: false, error: `CEL: \`${clip(missing.name)}\` (column ${missing.column}) is not in the context, whose names are ${listNames(Object.keys(context))}` };
+    }
+    return { ok: false, error: `CEL evaluation error: ${explain(result)}` };
   }
 }

@@ -63,3 +63,13 @@ it('flags a job saved before the warnings existed, when it is read', async () =>
     { field: 'promptTemplate', message: expect.stringContaining('`payload.pull_request.title` is in no payload') },
   ]);
 });
+
+it('warns of a flow-control key the listed events never carry, as of the templates, and not once it reads one they do', async () => {
+  const key = (path: string) => ({ concurrency: { key: path, limit: 1, onConflict: 'cancel-running' } });
+  const job = await createJob(app, bearer, { name: 'Per pull request', promptTemplate: 'x', flowControl: key('payload.pull_request.number'), triggers: [trigger()] });
+  const warning = { field: 'flowControl.concurrency.key', message: "`payload.pull_request.number` is in no payload of the listed GitHub events (issues.labeled), by GitHub's published webhook schemas." };
+  expect(job.warnings).toEqual([warning]);
+  expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.warnings).toEqual([warning]);
+  const fixed = (await call(app, 'PATCH', `/api/v1/jobs/${job.id}`, { headers: bearer, body: { flowControl: key('payload.issue.number') } })).body;
+  expect(fixed.warnings).toEqual([]);
+});

@@ -336,6 +336,17 @@ describe('templates', () => {
     expectError(await jobs.update(made.id, broken), 400, 'invalid_template', message);
     expect(await jobRow(made.id)).toEqual(before);
   });
+
+  it.each([
+    ['promptTemplate', 'Fix it.\n{% include "steps" %}', 'line 2, column 1: `include`'],
+    ['promptTemplate', '{% if data.x %}{% render "x" %}{% endif %}', 'line 1, column 16: `render`'],
+    ['runNameTemplate', '{% layout "base" %}Run', 'line 1, column 1: `layout`'],
+  ])('refuses a %s naming a partial (%j) with 400 invalid_template and its position, on create and update', async (field, source, where) => {
+    const message = `Invalid template: \`${field}\`, ${where} is not available: templates have no partials to include.`;
+    await expectRefusedAndNothingSaved(() => jobs.create(job({ [field]: source })), 400, 'invalid_template', message);
+    const made = await created(jobs.create(job()));
+    expectError(await jobs.update(made.id, { [field]: source }), 400, 'invalid_template', message);
+  });
 });
 
 describe('conditions', () => {
@@ -450,12 +461,12 @@ describe('references', () => {
     }
   });
 
-  it('refuses the `local` target without a local agent, and an unknown target, with 400 validation_failed', async () => {
-    for (const executionTargetId of ['local', 'tgt_nope']) {
-      await expectRefusedAndNothingSaved(() => jobs.create(job({ executionTargetId })), 400, 'validation_failed', '`executionTargetId`');
-    }
+  it('refuses the `local` target without a local agent, saying what the operator must set, and an unknown target, with 400 validation_failed', async () => {
+    const local = '`executionTargetId` "local" is not available: this server has no local agent (the operator must set FLOWS_LOCAL_AGENT_COMMAND and restart the server to offer the `local` target).';
+    await expectRefusedAndNothingSaved(() => jobs.create(job({ executionTargetId: 'local' })), 400, 'validation_failed', local);
+    await expectRefusedAndNothingSaved(() => jobs.create(job({ executionTargetId: 'tgt_nope' })), 400, 'validation_failed', '`executionTargetId` "tgt_nope" is not an execution target of this tenant.');
     const made = await created(jobs.create(job()));
-    expectError(await jobs.update(made.id, { executionTargetId: 'local' }), 400, 'validation_failed', '`executionTargetId`');
+    expectError(await jobs.update(made.id, { executionTargetId: 'local' }), 400, 'validation_failed', local);
   });
 
   it('accepts the `local` target when the operator set a local agent', async () => {

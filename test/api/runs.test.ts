@@ -1,7 +1,7 @@
 // Invocations and the life of a run through the local executor with a real agent script: success,
 // failure, timeout, stop while queued and while running, replay, idempotency under parallel repeats,
 // the concurrency limit under load, and reading runs and traces (also across tenants: never).
-import { startTestApp, type TestApp } from '../support/app';
+import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
 import { agentCommand, processesOf } from '../support/agent';
 import { BASE_URL } from '../support/app';
 import { call } from '../support/http';
@@ -112,8 +112,26 @@ describe('a run through the local executor', () => {
       const created = await call(bare, 'POST', '/api/v1/jobs', { headers, body: { name: 'Nowhere', promptTemplate: 'x' } });
       const res = await call(bare, 'POST', `/api/v1/jobs/${created.body.id}/invocations`, { headers, body: {} });
       const run = await waitFor(res.body.runId, TERMINAL, bare, headers);
-      expect(run.state).toBe('failed');
-      expect(run.error).toMatch(/FLOWS_LOCAL_AGENT_COMMAND/);
+      expect(run).toMatchObject({
+        state: 'failed',
+        error: 'The run has no execution target: the job names no `executionTargetId` and this server has no default target (the operator must set FLOWS_LOCAL_AGENT_COMMAND and restart the server to offer the `local` target); name one of GET /api/v1/execution-targets.',
+      });
+    } finally {
+      await bare.close();
+    }
+  });
+
+  it('fails saying what the operator must set when the job names `local` and the server that runs it has no local agent any more', async () => {
+    // Saved while the server had one; started by a server on the same database without it (restarted so, or another instance).
+    const job = await createJob({ promptTemplate: 'x', executionTargetId: 'local' });
+    const bare = await startOtherInstance(app, { config: { localAgent: null } });
+    try {
+      const res = await invoke(job.id, {}, bearer, bare as unknown as TestApp);
+      const run = await waitFor(res.body.runId, TERMINAL, bare);
+      expect(run).toMatchObject({
+        state: 'failed',
+        error: 'The run has no execution target: `executionTargetId` "local" is not available: this server has no local agent (the operator must set FLOWS_LOCAL_AGENT_COMMAND and restart the server to offer the `local` target).',
+      });
     } finally {
       await bare.close();
     }

@@ -110,6 +110,16 @@ describe('a job\'s env', () => {
     expect((await api('POST', '/api/v1/jobs', { name: 'E', promptTemplate: 'x', env: { T: { secret: 'THEIRS_ONLY' } } })).status).toBe(400);
   });
 
+  it('refuses a reference with a name no secret can have by the secret-name rule, and a value neither string nor reference by both types', async () => {
+    for (const method of ['POST', 'PATCH']) {
+      const path = method === 'POST' ? '/api/v1/jobs' : `/api/v1/jobs/${(await api('POST', '/api/v1/jobs', { name: 'E', promptTemplate: 'x' })).body.id}`;
+      const misnamed = await api(method, path, { name: 'E', promptTemplate: 'x', env: { GH_TOKEN: { secret: 'gh-token' } } });
+      expect([misnamed.status, misnamed.body.error]).toEqual([400, { code: 'validation_failed', message: '`env.GH_TOKEN.secret` must match pattern "^[A-Za-z_][A-Za-z0-9_]*$" (pattern).' }]);
+      const neither = await api(method, path, { name: 'E', promptTemplate: 'x', env: { GH_TOKEN: 42 } });
+      expect([neither.status, neither.body.error]).toEqual([400, { code: 'validation_failed', message: '`env.GH_TOKEN` must be string or object (type).' }]);
+    }
+  });
+
   it('keeps plain values and references, never a secret\'s value; an update replaces the map', async () => {
     await api('PUT', '/api/v1/secrets/REPO_TOKEN', { value: TOKEN });
     const job = await api('POST', '/api/v1/jobs', { name: 'With env', promptTemplate: 'x', env: { REPO_TOKEN: { secret: 'REPO_TOKEN' }, GIT_AUTHOR_NAME: 'Flows' } });

@@ -26,6 +26,7 @@ it.each([
   ['{{ payload.issue.nope }}', 'Invalid template: line 1, column 4: undefined variable: payload.issue.nope.'],
   ['ok\n{{ event | shout }}', 'Invalid template: line 2, column 1: undefined filter: shout.'],
   ['{% for x in payload %}', 'Invalid template: line 1, column 1: tag {% for x in payload %} not closed.'],
+  ['Steps:\n  {% include "steps" %}', 'Invalid template: line 2, column 3: `include` is not available: templates have no partials to include.'],
 ])('refuses %j with 400 invalid_template and its position', async (template, message) => {
   const res = await call(app, 'POST', PATH, { headers: writer, body: { template, context: example.context } });
   expect([res.status, res.body.error.code, res.body.error.message]).toEqual([400, 'invalid_template', message]);

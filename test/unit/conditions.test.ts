@@ -122,6 +122,22 @@ describe('CEL', () => {
     expect(decision.details).toEqual([expect.objectContaining({ part: 'if', expected: expression, result: false })]);
   });
 
+  it('treats a name the context lacks as CEL does: an error where it is read, absorbed by `||` and `&&`', () => {
+    expect(cel('x || true')).toEqual({ decision: 'match', details: [{ part: 'if', expected: 'x || true', actual: true, result: true }] });
+    expect(cel('false && webhook.payload.x').decision).toBe('no-match');
+    expect(cel('a.if() || true').decision).toBe('match');
+    expect(cel('x || false')).toMatchObject({ decision: 'error', error: 'CEL: `x` (column 1) is not in the context, whose names are `event`, `action`, `payload` and `headers`' });
+    expect(cel('payload.issue.number > 1.0 && webhook.x == 1')).toMatchObject({ decision: 'error', error: expect.stringMatching(/^CEL: `webhook` \(column 31\) is not in the context/) });
+    // Names the context holds, or that an expression binds itself, are no such error.
+    expect(cel('payload.issue.nothing == 1').error).toMatch(/^CEL evaluation error/);
+    expect(cel('payload.issue.labels.exists(l, l.name == "bug")').decision).toBe('match');
+  });
+
+  it('compares bytes literals holding control characters', () => {
+    expect(cel("b'\u0001' > b''").decision).toBe('match');
+    expect(cel("b'\u0001\u0002' < b'\u0002'").decision).toBe('match');
+  });
+
   it('answers error for a result that is not a boolean', () => {
     const decision = cel('payload.issue.title');
     expect(decision).toMatchObject({ decision: 'error', error: 'the `if` expression must evaluate to a boolean', details: [{ part: 'if', actual: 'Saving twice crashes', result: false }] });

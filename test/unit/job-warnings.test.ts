@@ -82,6 +82,20 @@ describe('job warnings', () => {
     expect(warningsOf('{{ payload.data.customer }}', [hooks])).toEqual([]); // nothing recorded, nothing to say
   });
 
+  it('flag a flow-control key that reads what the listed events never carry, as a template is judged', () => {
+    const keyed = (flowControl: Record<string, unknown>, triggers = [labeled()]) => jobWarnings({ promptTemplate: 'x', triggers, flowControl }, github, new Map());
+    expect(keyed({ concurrency: { key: 'payload.pull_request.number', limit: 1 } })).toEqual([
+      { field: 'flowControl.concurrency.key', message: "`payload.pull_request.number` is in no payload of the listed GitHub events (issues.labeled), by GitHub's published webhook schemas." },
+    ]);
+    expect(keyed({ rateLimit: { key: 'payload.issue.number', limit: 5, period: '1h' }, debounce: { key: 'payload.repository.full_name + "/" + payload.sender.logn', period: '30s' } })).toEqual([
+      { field: 'flowControl.debounce.key', message: expect.stringContaining('`payload.sender.logn` is in no payload') },
+    ]);
+    expect(keyed({ concurrency: { key: 'payload.pull_request.number', limit: 1 } }, [labeled(undefined, ['issues.labeled', 'pull_request.opened'])])).toEqual([]);
+    expect(keyed({ concurrency: { limit: 1 } })).toEqual([]);
+    // A key that does not compile was refused at save; a job saved before stays readable.
+    expect(keyed({ concurrency: { key: 'payload.(', limit: 1 } })).toEqual([]);
+  });
+
   it('judge a template by the schemas only when every webhook source is GitHub', () => {
     expect(warningsOf('{{ payload.issue.titel }}', [labeled(), labeled(undefined, ['invoice.paid'], 'src_hooks')])).toEqual([]);
   });

@@ -55,7 +55,9 @@ it('holds a tenant to its renders in flight and its line, while other tenants re
   settled.push('b');
   expect((await Promise.all(heavy)).map((err) => (err as Error).message)).toEqual([RENDER_LIMIT_EXCEEDED, RENDER_LIMIT_EXCEEDED]);
   expect(await background).toEqual(['background']);
-  expect(settled).toEqual(['b', 'a0', 'a1', 'background']);
+  // The other tenant was not held behind ten_a's line: it finished before ten_a's second render could start.
+  expect(settled.filter((name) => name !== 'b')).toEqual(['a0', 'a1', 'background']);
+  expect(settled.indexOf('b')).toBeLessThan(settled.indexOf('a1'));
 });
 
 it('refuses a context that is not data, and renders on', async () => {

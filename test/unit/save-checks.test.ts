@@ -112,6 +112,18 @@ describe('one answer', () => {
   });
 });
 
+describe('templates naming a partial', () => {
+  it('are refused with 400 invalid_template and the tag\'s position, in the prompt and the run name', () => {
+    expect(refusal('Fix it\n{% include "x" %}', [webhook()])).toEqual({
+      status: 400,
+      code: 'invalid_template',
+      message: 'Invalid template: `promptTemplate`, line 2, column 1: `include` is not available: templates have no partials to include.',
+    });
+    expect(refusal('x', [webhook()], 'Run {% render "name" %}')?.message).toBe('Invalid template: `runNameTemplate`, line 1, column 5: `render` is not available: templates have no partials to include.');
+    expect(refusal('{% layout "base" %}{{ payload.issue.title }}', [schedule])?.message).toContain('`promptTemplate`, line 1, column 1: `layout` is not available');
+  });
+});
+
 describe('an update', () => {
   it('checks the saved templates against new triggers, and is not refused for parts it leaves alone', () => {
     const saved = { promptTemplate: '{{ data.task }}', runNameTemplate: null, triggers: [schedule] };

@@ -36,10 +36,12 @@ it.each([
   expect(await failure(source)).toBe(message);
 });
 
-it('reads no file, whatever the template asks', async () => {
+it('reads no file, whatever the template asks: the tags that name a partial do not parse, with their position', async () => {
   for (const tag of ['{% include "/etc/passwd" %}', '{% render "../package.json" %}', '{% layout "x" %}']) {
-    expect(await failure(tag)).toMatch(/^line 1, column 1: /);
+    expect(await failure(tag)).toMatch(/^line 1, column 1: `(include|render|layout)` is not available: templates have no partials to include$/);
   }
+  expect(() => compileTemplate('Hi\n  {% if data.x %}{%- render "x", a: 1 -%}{% endif %}')).toThrow(new TemplateProblem('line 2, column 18: `render` is not available: templates have no partials to include'));
+  expect(() => compileTemplate('{% liquid\n  include data.name %}')).toThrow(/^line 2, column 3: `include`/);
 });
 
 it('stops a render that would run away, and caps the output', async () => {
