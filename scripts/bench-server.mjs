@@ -114,8 +114,8 @@ process.on('SIGTERM', () => {
   );
 });
 
-// The retention settings pass through (the `retention` part of the bench sets them).
-const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_')));
+// The retention settings (the `retention` part of the bench sets them) and the local agent's pass through.
+const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_') || name.startsWith('FLOWS_LOCAL_AGENT_')));
 const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...retention });
 const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {

@@ -83,31 +83,36 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
             ...egressTesting,
           });
     let group: RunCgroup | null = null;
-    let started: ReturnType<typeof spawnSandbox>;
+    let started: Awaited<ReturnType<typeof spawnSandbox>>;
     try {
       if (proxy) await chmod(path.join(runDir, EGRESS_SOCKET), 0o666);
       group = cgroups?.create(`flows-run-${spec.runId}`, limits) ?? null;
       const joined = group;
-      started = spawnSandbox(
+      started = await spawnSandbox(
         bwrap,
         sandboxArgs({ runDir: proxy ? runDir : null, home, agent, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
         agent.command,
         // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
         { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
-        { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: (pid) => joined?.attach(pid) },
+        { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: joined ? (pid) => joined.attach(pid) : undefined },
       );
     } catch (err) {
       group?.remove();
       await proxy?.close();
       throw err;
     }
-    const watch = group && setInterval(() => void group.hit().then((name) => name && limit(name)), WATCH_MS);
+    const watch =
+      group &&
+      setInterval(() => {
+        const name = group.hit();
+        if (name) limit(name);
+      }, WATCH_MS);
     return {
       ...started,
       /** The limit that ended the agent, read once it has exited; then the proxy closes and the group goes. */
       async release(): Promise<LimitName | null> {
         if (watch) clearInterval(watch);
-        const hit = (await group?.hit()) ?? null;
+        const hit = group?.hit() ?? null;
         group?.kill();
         group?.remove();
         await proxy?.close();

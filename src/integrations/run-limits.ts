@@ -4,15 +4,19 @@
 // sandbox (prlimit: processes per user, CPU seconds per process), which hold but cannot say that they did.
 // The workspace and /tmp are size-limited filesystems of the sandbox's own (sandbox.ts), wherever it runs.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
-import { readFile } from 'node:fs/promises';
+import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_LIMITS, type ResourceLimits } from '../lib/resource-limits';
 
 export interface RunCgroup {
-  /** Puts a process (and what it starts from then on) in the group. */
-  attach(pid: number): void;
+  /**
+   * Puts a process (and what it starts from then on) in the group. Off the main thread: moving a process
+   * between groups waits for the kernel's readers of every group to finish (an RCU grace period), which on a
+   * busy machine takes milliseconds in which this server would answer nothing.
+   */
+  attach(pid: number): Promise<void>;
   /** The limit the group's processes ran into so far, or null. */
-  hit(): Promise<'processes' | 'memory' | 'cpu' | null>;
+  hit(): 'processes' | 'memory' | 'cpu' | null;
   /** Kills every process in the group. */
   kill(): void;
   /** Removes the group once its processes are gone; answers whether it could. */
@@ -29,13 +33,20 @@ export interface Cgroups {
 const MB = 1024 * 1024;
 const ROOT = '/sys/fs/cgroup';
 
+// A group's files are a few bytes the kernel makes up on reading: read at once, not through the thread pool,
+// which costs many times more.
 const write = (file: string, value: string | number) => writeFileSync(file, String(value));
+const read = (file: string) => {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+};
 /** `key value` lines of a cgroup file, as numbers. */
-async function counters(file: string): Promise<Record<string, number>> {
-  const text = await readFile(file, 'utf8').catch(() => '');
-  return Object.fromEntries(text.split('\n').filter(Boolean).map((line) => line.split(' ')).map(([key, value]) => [key, Number(value)]));
-}
-const number = async (file: string) => Number((await readFile(file, 'utf8').catch(() => '0')).trim());
+const counters = (file: string): Record<string, number> =>
+  Object.fromEntries(read(file).split('\n').filter(Boolean).map((line) => line.split(' ')).map(([key, value]) => [key, Number(value)]));
+const number = (file: string) => Number(read(file).trim() || 0);
 
 /** This process's group in each hierarchy (`''` for v2's unified one), from /proc/self/cgroup. */
 function ownGroups(): Map<string, string> {
@@ -49,7 +60,7 @@ function ownGroups(): Map<string, string> {
 
 function killAll(procsFile: string) {
   for (let round = 0; round < 20; round++) {
-    const pids = readFileSync(procsFile, 'utf8').split('\n').filter(Boolean);
+    const pids = read(procsFile).split('\n').filter(Boolean);
     if (pids.length === 0) return;
     for (const pid of pids) {
       try {
@@ -110,11 +121,11 @@ function v2(): Cgroups | null {
       write(path.join(dir, 'memory.max'), limits.memoryMb * MB);
       if (existsSync(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
       return {
-        attach: (pid) => write(path.join(dir, 'cgroup.procs'), pid),
-        async hit() {
-          if (((await counters(path.join(dir, 'pids.events'))).max ?? 0) > 0) return 'processes';
-          if (((await counters(path.join(dir, 'memory.events'))).oom_kill ?? 0) > 0) return 'memory';
-          if (((await counters(path.join(dir, 'cpu.stat'))).usage_usec ?? 0) > limits.cpuSeconds * 1e6) return 'cpu';
+        attach: (pid) => writeFile(path.join(dir, 'cgroup.procs'), String(pid)),
+        hit() {
+          if ((counters(path.join(dir, 'pids.events')).max ?? 0) > 0) return 'processes';
+          if ((counters(path.join(dir, 'memory.events')).oom_kill ?? 0) > 0) return 'memory';
+          if ((counters(path.join(dir, 'cpu.stat')).usage_usec ?? 0) > limits.cpuSeconds * 1e6) return 'cpu';
           return null;
         },
         kill() {
@@ -151,11 +162,11 @@ function v1(): Cgroups | null {
       // Swap counts too where the kernel accounts it.
       if (existsSync(path.join(memoryDir, 'memory.memsw.limit_in_bytes'))) write(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), limits.memoryMb * MB);
       return {
-        attach: (pid) => dirs.forEach((dir) => write(path.join(dir, 'cgroup.procs'), pid)),
-        async hit() {
-          if (((await counters(path.join(pidsDir, 'pids.events'))).max ?? 0) > 0) return 'processes';
-          if (((await counters(path.join(memoryDir, 'memory.oom_control'))).oom_kill ?? 0) > 0) return 'memory';
-          if ((await number(path.join(cpuDir, 'cpuacct.usage'))) > limits.cpuSeconds * 1e9) return 'cpu';
+        attach: async (pid) => void (await Promise.all(dirs.map((dir) => writeFile(path.join(dir, 'cgroup.procs'), String(pid))))),
+        hit() {
+          if ((counters(path.join(pidsDir, 'pids.events')).max ?? 0) > 0) return 'processes';
+          if ((counters(path.join(memoryDir, 'memory.oom_control')).oom_kill ?? 0) > 0) return 'memory';
+          if (number(path.join(cpuDir, 'cpuacct.usage')) > limits.cpuSeconds * 1e9) return 'cpu';
           return null;
         },
         kill: () => killAll(path.join(pidsDir, 'cgroup.procs')),

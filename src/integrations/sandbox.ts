@@ -70,16 +70,14 @@ let system: string[] | undefined;
 
 /**
  * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts
- * (its listening socket seen in /proc/net/tcp, read by the shell's builtins alone, so that no process is
- * started per look; a bounded number of looks, about 2 s), then the agent (`$1`) without descriptor
- * 4, then, when it failed, a line on descriptor 4 for each of /workspace and /tmp that was (nearly) full.
+ * (the shell waits, blocked on a pipe, for the bridge's own "listening on" notice; socat ignores SIGPIPE, so
+ * what it logs once nobody reads goes nowhere, and a bridge that fails closes the pipe: the agent starts
+ * without it), then the agent (`$1`) without descriptor 4, then, when it failed, a line on descriptor 4 for
+ * each of /workspace and /tmp that was (nearly) full.
  */
 const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
-  socat TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
-  i=0; while [ $i -lt 600 ]; do
-    while read -r _ at _ state _; do [ "$at" = 0100007F:${PROXY_PORT.toString(16).toUpperCase().padStart(4, '0')} ] && [ "$state" = 0A ] && break 2; done < /proc/net/tcp
-    i=$((i+1))
-  done
+  { socat -d -d TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} 2>&1 >/dev/null </dev/null & } |
+    while read -r line; do case $line in *" listening on "*) break ;; esac; done
 fi
 /bin/sh -c "$1" 4>&-
 status=$?
@@ -120,13 +118,13 @@ export interface SandboxProcess {
  * set. `beforeStart` runs once the process exists and before bubblewrap has its options, so before anything
  * of the sandbox runs: where it joins its control group.
  */
-export function spawnSandbox(
+export async function spawnSandbox(
   bwrap: string,
   options: string[],
   command: string,
   env: Record<string, string>,
-  { uid, rlimits = [], beforeStart, stdio = ['pipe', 'pipe', 'pipe'] }: { uid?: number; rlimits?: string[]; beforeStart?: (pid: number) => void; stdio?: ('pipe' | 'ignore')[] } = {},
-): SandboxProcess {
+  { uid, rlimits = [], beforeStart, stdio = ['pipe', 'pipe', 'pipe'] }: { uid?: number; rlimits?: string[]; beforeStart?: (pid: number) => Promise<void>; stdio?: ('pipe' | 'ignore')[] } = {},
+): Promise<SandboxProcess> {
   const argv = [bwrap, '--args', '3', '--', '/bin/sh', '-c', WRAPPER, 'flows-run', command];
   const [file, ...args] = rlimits.length ? ['prlimit', ...rlimits, ...argv] : argv;
   const child = spawn(file, args, { detached: true, stdio: [...stdio, 'pipe', 'pipe'], env, ...(uid === undefined ? {} : { uid, gid: uid }) });
@@ -134,11 +132,15 @@ export function spawnSandbox(
   channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
   let report = '';
   (child.stdio[4] as NodeJS.ReadableStream).on('data', (chunk: Buffer) => (report = `${report}${chunk}`.slice(0, 100)));
-  try {
-    if (child.pid !== undefined) beforeStart?.(child.pid);
-  } catch (err) {
-    child.kill('SIGKILL'); // it waits for its options, which it will not get
-    throw err;
+  // Awaited only for a process that exists: one that could not be started says so in an 'error' event, which
+  // the caller must be listening for by then.
+  if (child.pid !== undefined && beforeStart) {
+    try {
+      await beforeStart(child.pid);
+    } catch (err) {
+      child.kill('SIGKILL'); // it waits for its options, which it will not get
+      throw err;
+    }
   }
   channel.end(options.map((option) => `${option}\0`).join(''));
   return { child, full: () => report.split('\n').filter((line) => line === 'workspace' || line === 'tmp') };
@@ -188,8 +190,8 @@ export async function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap'): Promis
   const uid = sandboxUid(agent);
   const options = sandboxArgs({ runDir, home: '/nonexistent-home', agent, env: { PATH: '/usr/bin:/bin' }, limits: { workspaceMb: 1, tmpMb: 1 } });
   const command = agent.network === 'none' ? 'true' : 'command -v socat >/dev/null || { echo "socat is not installed" >&2; exit 1; }';
+  const { child } = await spawnSandbox(bwrap, options, command, { PATH: '/usr/bin:/bin' }, { uid, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise<string | null>((resolve) => {
-    const { child } = spawnSandbox(bwrap, options, command, { PATH: '/usr/bin:/bin' }, { uid, stdio: ['ignore', 'ignore', 'pipe'] });
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
     child.on('error', (err) => resolve(`bubblewrap cannot be run (${(err as NodeJS.ErrnoException).code ?? err.message})`));
