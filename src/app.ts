@@ -153,7 +153,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use('/api', noStore, usableRequestLine, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential), requireJson((req) => api.takesBody(req) || api.documents(req, 415)), jsonBody, oversizedBody(api.documents), api.handle);
   app.use(sessionPages(pageDeps));
   app.use(consolePages({ ...pageDeps, access }));
-  app.use(consoleScripts({ '/console/local-time.js': 'src/pages/assets/local-time.js', '/console/live-run.js': 'src/runs/assets/live-run.js', '/console/copy.js': 'src/webhooks/assets/copy.js' }));
+  app.use(consoleScripts({ '/console/live-run.js': 'src/runs/assets/live-run.js', '/console/copy.js': 'src/webhooks/assets/copy.js' }));
   app.use(
     jobsPages({
       ...pageDeps,

@@ -10,9 +10,12 @@ const PAGE = `<!doctype html>
 <html lang="en">
 <head>
   <meta charset="utf-8">
+  <meta name="viewport" content="width=device-width, initial-scale=1">
   <title>Flows API</title>
   <link rel="icon" type="image/png" href="/favicon.ico">
   <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
+  <!-- On a phone: long names in the descriptions' tables may break, and the responses' Links column (the contract has none) goes. -->
+  <style>@media (max-width:40rem){.swagger-ui .renderedMarkdown :is(td,code){overflow-wrap:anywhere}.swagger-ui .response-col_links{display:none}}</style>
 </head>
 <body>
   <div id="swagger-ui"></div>

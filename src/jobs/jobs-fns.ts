@@ -166,13 +166,15 @@ const didYouMean = (name: string, names: readonly string[]) => {
   return near ? ` (did you mean \`${near}\`?)` : '';
 };
 
-const triggerLabel = (trigger: Trigger) => `${trigger.type} trigger ${clip(trigger.id)}`;
-
-/** What a template may read: what any of the job's triggers puts in a run's context (a job without triggers is only invoked directly). */
+/**
+ * What a template may read: what any of the job's triggers puts in a run's context (a job without triggers is
+ * only invoked directly). Triggers are named by their place in the list, as the caller wrote them: an id a
+ * trigger was given on saving is one the caller may never have seen.
+ */
 function templateRoots(triggers: Trigger[]): { roots: string[]; from: string } {
   const types = triggers.length ? [...new Set(triggers.map((trigger) => trigger.type))] : (['invocation'] as const);
   const roots = [...new Set([...EVERY_RUN_ROOTS, ...types.flatMap((type) => CONTEXT_ROOTS[type])])];
-  return { roots, from: triggers.length ? `its ${triggers.map(triggerLabel).join(', ')}` : 'a direct invocation, as the job has no triggers' };
+  return { roots, from: triggers.length ? `its ${triggers.map((trigger, index) => `${trigger.type} trigger \`triggers[${index}]\``).join(', ')}` : 'a direct invocation, as the job has no triggers' };
 }
 
 function templateProblems(field: string, source: string, { roots, from }: { roots: string[]; from: string }): JobProblem[] {
@@ -196,7 +198,7 @@ function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: s
   try {
     compiled = compileConditions(trigger.conditions);
   } catch (err) {
-    if (err instanceof ConditionProblem) return [{ code: 'invalid_conditions', message: `\`${where}\` (${clip(trigger.id)}) ${err.message}` }];
+    if (err instanceof ConditionProblem) return [{ code: 'invalid_conditions', message: `\`${where}.conditions\`, ${err.message}` }];
     throw err;
   }
   const roots = CONTEXT_ROOTS[trigger.type];
@@ -205,12 +207,12 @@ function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: s
   for (const leaf of compiled.leaves) {
     const root = (leaf.parsed.steps[0] as { key: string }).key;
     if (roots.includes(root)) continue;
-    const message = `\`${where}.conditions.${leaf.part}[${leaf.index}].path\` (${triggerLabel(trigger)}): \`${clip(root)}\` is not in ${context}${didYouMean(root, roots)}`;
+    const message = `\`${where}.conditions.${leaf.part}[${leaf.index}].path\`: \`${clip(root)}\` is not in ${context}${didYouMean(root, roots)}`;
     problems.push({ code: 'invalid_conditions', message });
   }
   for (const { name, column } of compiled.cel?.variables ?? []) {
     if (roots.includes(name)) continue;
-    const message = `\`${where}.conditions.if\`, column ${column} (${triggerLabel(trigger)}): \`${clip(name)}\` is not declared: a CEL expression reads ${context}${didYouMean(name, roots)}`;
+    const message = `\`${where}.conditions.if\`, column ${column}: \`${clip(name)}\` is not declared: a CEL expression reads ${context}${didYouMean(name, roots)}`;
     problems.push({ code: 'invalid_conditions', message });
   }
   return problems;

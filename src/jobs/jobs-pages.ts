@@ -43,6 +43,20 @@ function triggerSummary(trigger: Trigger): string {
   }
 }
 
+/**
+ * Whether the job's page offers to invoke it: it has an enabled invocation trigger, or no trigger at all (its
+ * templates were then checked for a direct invocation). Others' templates read what their triggers provide.
+ */
+const takesInvocations = (triggers: Trigger[]) => !triggers.length || triggers.some((trigger) => trigger.type === 'invocation' && trigger.enabled);
+
+/** How a job that takes no invocation from its page starts, in place of the Invoke form. */
+function howItStarts(triggers: Trigger[], edit: string): Html {
+  const ways = { webhook: 'a matching webhook delivery', schedule: 'its schedule', run: 'the end of a run it watches', invocation: null };
+  const starts = [...new Set(triggers.filter((trigger) => trigger.enabled).map((trigger) => ways[trigger.type]))].filter(Boolean);
+  const invocable = triggers.some((trigger) => trigger.type === 'invocation') ? 'enable its invocation trigger' : 'add an invocation trigger';
+  return html`<h2>How it starts</h2><p>${starts.length ? `It starts on ${starts.join(' or ')}, as its triggers below say` : 'Its triggers are all disabled: nothing starts it'}. To run it from here, <a href="${edit}">${invocable}</a>.</p>`;
+}
+
 /** What a job's concurrency control does, in a line. */
 function keyedText({ key, limit, onConflict = 'queue' }: NonNullable<JobView['flowControl']['concurrency']>): Html {
   const busy = { queue: 'waits its turn', 'cancel-running': 'supersedes the older ones', skip: 'is not started' }[onConflict];
@@ -253,7 +267,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Created', time(job.createdAt)],
       ['Changed', time(job.updatedAt)],
     ];
-    const inputSchema = job.triggers.find((trigger) => trigger.type === 'invocation')?.inputSchema;
+    const inputSchema = job.triggers.flatMap((trigger) => (trigger.type === 'invocation' && trigger.enabled && trigger.inputSchema ? [trigger.inputSchema] : []))[0];
     if (invocation) res.status(400);
     sendConsolePage(
       res,
@@ -262,14 +276,16 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       job.name,
       html`${job.warnings?.length ? html`<section aria-labelledby="warnings"><h2 id="warnings">Warnings</h2><ul>${job.warnings.map((warning) => html`<li><code>${warning.field}</code>: ${warning.message}</li>`)}</ul></section>` : null}
 ${facts(settings)}
-${job.enabled
-  ? html`<h2>Invoke</h2><form method="post" action="${at}/invoke">
+${!job.enabled
+  ? null
+  : !takesInvocations(job.triggers)
+  ? howItStarts(job.triggers, `${at}/edit`)
+  : html`<h2>Invoke</h2><form method="post" action="${at}/invoke">
 <label for="data">Data (JSON)</label>
 <textarea id="data" name="data" rows="4"${invocation ? html` aria-invalid="true" aria-describedby="data-error"` : null}>${invocation?.data ?? '{}'}</textarea>
 ${invocation ? html`<p id="data-error" class="error" role="alert">${invocation.error}</p>` : null}
 ${inputSchema ? html`<details><summary>The data must match this schema</summary><pre>${JSON.stringify(inputSchema, null, 2)}</pre></details>` : null}
-<button type="submit">Invoke</button></form>`
-  : null}
+<button type="submit">Invoke</button></form>`}
 <h2>Prompt template</h2><pre>${job.promptTemplate}</pre>
 ${job.runNameTemplate ? html`<h2>Run name template</h2><pre>${job.runNameTemplate}</pre>` : null}
 <h2>Triggers</h2>

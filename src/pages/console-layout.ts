@@ -19,16 +19,17 @@ export interface ConsoleDeps {
 
 type Visitor = SignedIn & { email: string; tenantName: string };
 
+/** The console's sections; `short` is the label on a narrow screen, where the navigation must stay a line or two. */
 const SECTIONS = [
   { href: '/console/jobs', label: 'Jobs' },
   { href: '/console/runs', label: 'Runs' },
-  { href: '/console/activity', label: 'Webhook activity' },
+  { href: '/console/activity', label: 'Webhook activity', short: 'Activity' },
   { href: '/console/sources', label: 'Sources' },
-  { href: '/console/subscriptions', label: 'Event subscriptions' },
+  { href: '/console/subscriptions', label: 'Event subscriptions', short: 'Subscriptions' },
   { href: '/console/targets', label: 'Targets' },
-  { href: '/console/connections', label: 'VM hosts and agent' },
-  { href: '/console', label: 'Tokens and applications' },
-] as const;
+  { href: '/console/connections', label: 'VM hosts and agent', short: 'VM hosts' },
+  { href: '/console', label: 'Tokens and applications', short: 'Tokens' },
+] as const satisfies readonly { href: string; label: string; short?: string }[];
 export type Section = (typeof SECTIONS)[number]['href'];
 
 /**
@@ -56,12 +57,11 @@ export function consolePage(title: string, visitor: { email: string; tenantName:
   return page(
     title,
     html`<header><nav aria-label="Console">
-${SECTIONS.map(({ href, label }) => html`<a href="${href}"${href === section ? html` aria-current="page"` : null}>${label}</a>`)}
-<span class="who">${visitor.email} · ${visitor.tenantName}</span>
+${SECTIONS.map((link) => html`<a href="${link.href}"${link.href === section ? html` aria-current="page"` : null}>${'short' in link ? html`<span class="wide-only">${link.label}</span><span class="narrow-only">${link.short}</span>` : link.label}</a>`)}
+<span class="who"><span class="wide-only">${visitor.email} · </span>${visitor.tenantName}</span>
 <form method="post" action="/logout"><button type="submit" class="secondary">Sign out</button></form>
 </nav></header>
-${body}
-<script src="/console/local-time.js" defer></script>`,
+${body}`,
     { wide: true },
   );
 }
@@ -78,18 +78,26 @@ export const queryParam = (req: Request, name: string): string | undefined => {
   return typeof value === 'string' && value !== '' ? value : undefined;
 };
 
-/** A time as UTC text, machine-readable, with the full value on hover (local-time.js shows it in the owner's zone). */
-export const time = (iso: string | null | undefined): Html =>
-  iso ? html`<time datetime="${iso}" title="${iso}">${iso.replace('T', ' ').slice(0, 19)} UTC</time>` : html`—`;
+/**
+ * A time as the console writes every time, `2026-11-26 10:28:16 UTC` (the runs' live trace too), in a
+ * machine-readable `<time>` with the exact value on hover; `absent` when there is none.
+ */
+export function time(iso: string | null | undefined, absent = '—'): Html {
+  const at = iso ? new Date(iso) : null;
+  if (!at || Number.isNaN(at.getTime())) return html`${iso || absent}`;
+  const exact = at.toISOString();
+  return html`<time datetime="${exact}" title="${exact}">${exact.replace('T', ' ').slice(0, 19)} UTC</time>`;
+}
 
 /**
  * A table with a header row, or `empty` when there are no rows; with `body` (attributes of its body, for a
- * script that adds rows) the table is shown even empty.
+ * script that adds rows) the table is shown even empty. Each cell carries its column's name (`data-label`):
+ * on a narrow screen the rows stack as cards, each value under that name.
  */
 export function table(headers: string[], rows: Html[][], empty: string, body?: Html): Html {
   if (!rows.length && !body) return html`<p>${empty}</p>`;
   return html`<table><thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
-<tbody${body ?? null}>${rows.map((cells) => html`<tr>${cells.map((cell) => html`<td>${cell}</td>`)}</tr>`)}</tbody></table>`;
+<tbody${body ?? null}>${rows.map((cells) => html`<tr>${cells.map((cell, i) => html`<td data-label="${headers[i] ?? ''}">${cell}</td>`)}</tr>`)}</tbody></table>`;
 }
 
 /** A signing secret, shown once (the page must not be stored): the advice, and buttons that copy it and `also`. */

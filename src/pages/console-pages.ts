@@ -3,14 +3,12 @@
 import { type Request, type Response, Router } from 'express';
 import type { AccessService } from '../oauth/access-service';
 import { html } from '../http/html';
-import { consolePage, consoleVisitor } from './console-layout';
+import { consolePage, consoleVisitor, table, time } from './console-layout';
 import { sameOriginForms, signedInOrSentToLogin, type PageDeps } from './session-pages';
 
 interface ConsoleDeps extends PageDeps {
   access: AccessService;
 }
-
-const when = (iso: string | null) => (iso ? iso.replace('T', ' ').slice(0, 16) + ' UTC' : 'never');
 
 export function consolePages(deps: ConsoleDeps): Router {
   const router = Router();
@@ -42,20 +40,20 @@ ${tenants.length > 1
   : null}
 <form method="post" action="/logout/everywhere"><button type="submit" class="secondary">Sign out everywhere</button></form>
 <h1>Authorized applications</h1>
-${clients.length === 0
-  ? html`<p>No application has access.</p>`
-  : html`<table><thead><tr><th scope="col">Application</th><th scope="col">Scopes</th><th scope="col">Approved</th><th scope="col">Last used</th><th scope="col">Active tokens</th><th scope="col"></th></tr></thead><tbody>
-${clients.map((c) => html`<tr><td>${c.clientName}</td><td>${c.scopes.join(' ')}</td><td>${when(c.grantedAt)}</td><td>${when(c.lastUsedAt)}</td><td>${c.activeTokens}</td>
-<td><form method="post" action="/console/authorized-clients/${encodeURIComponent(c.clientId)}/revoke"><button type="submit" aria-label="Revoke ${c.clientName}">Revoke</button></form></td></tr>`)}
-</tbody></table>`}
+${table(
+  ['Application', 'Scopes', 'Approved', 'Last used', 'Active tokens', ''],
+  clients.map((c) => [html`${c.clientName}`, html`${c.scopes.join(' ')}`, time(c.grantedAt, 'never'), time(c.lastUsedAt, 'never'), html`${c.activeTokens}`,
+    html`<form method="post" action="/console/authorized-clients/${encodeURIComponent(c.clientId)}/revoke"><button type="submit" aria-label="Revoke ${c.clientName}">Revoke</button></form>`]),
+  'No application has access.',
+)}
 <h1>Access tokens</h1>
 <p>Revoking a token ends that token only; revoke the application above to end its refresh tokens too.</p>
-${tokens.length === 0
-  ? html`<p>No live access token.</p>`
-  : html`<table><thead><tr><th scope="col">Token</th><th scope="col">Application</th><th scope="col">Scopes</th><th scope="col">Resource</th><th scope="col">Expires</th><th scope="col">Last used</th><th scope="col"></th></tr></thead><tbody>
-${tokens.map((t) => html`<tr><td><code>${t.id}</code></td><td>${t.clientName}</td><td>${t.scopes.join(' ')}</td><td>${t.resource}</td><td>${when(t.expiresAt)}</td><td>${when(t.lastUsedAt)}</td>
-<td><form method="post" action="/console/access-tokens/${encodeURIComponent(t.id)}/revoke"><button type="submit" aria-label="Revoke token ${t.id}">Revoke</button></form></td></tr>`)}
-</tbody></table>`}`,
+${table(
+  ['Token', 'Application', 'Scopes', 'Resource', 'Expires', 'Last used', ''],
+  tokens.map((t) => [html`<code class="long-id">${t.id}</code>`, html`${t.clientName}`, html`${t.scopes.join(' ')}`, html`${t.resource}`, time(t.expiresAt, 'never'), time(t.lastUsedAt, 'never'),
+    html`<form method="post" action="/console/access-tokens/${encodeURIComponent(t.id)}/revoke"><button type="submit" aria-label="Revoke token ${t.id}">Revoke</button></form>`]),
+  'No live access token.',
+)}`,
       ),
     );
   });

@@ -86,6 +86,26 @@ it('answers 404 for another tenant\'s job and run, and shows none of them', asyn
   expect((await get('/console/runs', other)).text).not.toContain(runId);
 });
 
+it('writes every time one way, in UTC, in a <time> element, on the tokens page as on the others', async () => {
+  const pages = ['/console', '/console/jobs', `/console/jobs/${job.id}`, '/console/runs', `/console/runs/${runId}`];
+  for (const path of pages) {
+    const { text } = await get(path);
+    const times = [...text.matchAll(/<time datetime="([^"]+)" title="([^"]+)">([^<]*)<\/time>/g)];
+    expect([path, times.length > 0]).toEqual([path, true]);
+    for (const [, datetime, title, shown] of times) {
+      expect([datetime, title]).toEqual([new Date(datetime).toISOString(), datetime]);
+      expect(shown).toBe(`${datetime.slice(0, 10)} ${datetime.slice(11, 19)} UTC`);
+    }
+    // No time written another way: every date on the page is in one of those elements.
+    expect([path, text.replace(/<time [^>]*>[^<]*<\/time>/g, '').match(/\b\d{4}-\d\d-\d\d[ T]\d\d:\d\d/g)]).toEqual([path, null]);
+  }
+  const tokens = (await get('/console')).text;
+  expect(tokens).toMatch(/<td data-label="Approved"><time datetime="[^"]+" title="[^"]+">\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC<\/time><\/td>/);
+  expect(tokens).toMatch(/<td data-label="Expires"><time /);
+  expect(tokens).toMatch(/<td data-label=""><form method="post" action="\/console\/access-tokens\/[^"]+\/revoke">/);
+  expect(await get('/console/local-time.js').then((res) => res.status)).not.toBe(200); // no script rewrites them in the browser
+});
+
 it('refuses a cursor from another list with the error page, not a 500', async () => {
   const res = await get('/console/jobs?cursor=not-a-cursor');
   expect(res.status).toBe(400);
@@ -113,6 +133,25 @@ describe('actions', () => {
     expect(notJson.text).toContain('The data is not JSON');
     const refused = await post(`/console/jobs/${schema.id}/invoke`, { data: '{"word": 3}' });
     expect([refused.status, refused.text.includes('must be string')]).toEqual([400, true]);
+  });
+
+  it('offers the Invoke form only to a job that takes invocations, and says how another one starts', async () => {
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Hooks', format: 'github' } })).body;
+    const webhook = { type: 'webhook', sourceId: source.id, events: ['issues.labeled'] };
+    const invokeForm = (id: string) => `<form method="post" action="/console/jobs/${id}/invoke">`;
+    const cases: [string, Record<string, unknown>[], boolean, string | null][] = [
+      ['an invocation trigger', [{ type: 'invocation' }, webhook], true, null],
+      ['no trigger', [], true, null],
+      ['a webhook trigger only', [webhook], false, 'It starts on a matching webhook delivery, as its triggers below say.'],
+      ['a schedule and a disabled invocation trigger', [{ type: 'schedule', cron: '0 3 * * *' }, { type: 'invocation', enabled: false }], false, 'It starts on its schedule, as its triggers below say.'],
+      ['only disabled triggers', [{ ...webhook, enabled: false }], false, 'Its triggers are all disabled: nothing starts it.'],
+    ];
+    for (const [label, triggers, offered, says] of cases) {
+      const made = await createJob(app, bearer, { name: `With ${label}`, promptTemplate: triggers.some((t) => t.type === 'webhook') ? 'Fix {{ payload.issue.number }}' : 'x', triggers });
+      const { text } = await get(`/console/jobs/${made.id}`);
+      expect([label, text.includes(invokeForm(made.id)), text.includes('<h2>How it starts</h2>')]).toEqual([label, offered, !offered]);
+      if (says) expect(text).toContain(`${says} To run it from here, <a href="/console/jobs/${made.id}/edit">${label.includes('disabled invocation') ? 'enable its invocation trigger' : 'add an invocation trigger'}</a>.`);
+    }
   });
 
   it('creates a job from pasted JSON, checked as the API checks it, a refusal beside the field with the text kept', async () => {
@@ -159,6 +198,18 @@ describe('actions', () => {
       expect(refused.text).toMatch(new RegExp(`<p id="field-${fieldName}-error" class="error" role="alert">[^<]*${escape(reason).replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`));
       expect(refused.text).toContain(escape(sent.promptTemplate));
     }
+  });
+
+  it('names a trigger in a refusal by its place in the job, never by an id it was given but not saved with', async () => {
+    const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Refusals', format: 'github' } })).body;
+    const fromForm = await post('/console/jobs', { name: 'Wrong root', promptTemplate: 'Hi {{ data.who }}', trigger: 'webhook', sourceId: source.id, events: 'issues.labeled' });
+    expect(fromForm.status).toBe(400);
+    expect(fromForm.text).toMatch(/<p id="field-promptTemplate-error" class="error" role="alert">[^<]*\(from its webhook trigger `triggers\[0\]`\)/);
+    const draft = { name: 'Wrong path', promptTemplate: 'x', triggers: [{ type: 'webhook', sourceId: source.id, events: ['issues.labeled'], conditions: { all: [{ path: 'data.x', op: 'eq', value: 1 }] } }] };
+    const fromJson = await post('/console/jobs', { job: JSON.stringify(draft) });
+    expect(fromJson.status).toBe(400);
+    expect(fromJson.text).toContain(escape("Invalid conditions: `triggers[0].conditions.all[0].path`: `data` is not in a webhook trigger's context"));
+    for (const refused of [fromForm, fromJson]) expect(refused.text).not.toMatch(/trg_\w+/);
   });
 
   it('edits a job from its settings as JSON, checked as the API checks an update, a refusal kept on the form', async () => {
@@ -256,7 +307,7 @@ describe('webhook activity', () => {
     expect(res.status).toBe(200);
     expect(res.text).toMatch(/Wants agent<\/a>, trigger <code>trg_\w+<\/code>: match/);
     expect(res.text).toMatch(/Wants docs<\/a>, trigger <code>trg_\w+<\/code>: no-match/);
-    expect(res.text).toContain('<code>&quot;docs&quot;</code></td><td><code>&quot;agent&quot;</code></td><td>does not hold</td>');
+    expect(res.text).toContain('<code>&quot;docs&quot;</code></td><td data-label="Found"><code>&quot;agent&quot;</code></td><td data-label="Result">does not hold</td>');
     expect(res.text).toMatch(/Started <a href="\/console\/runs\/run_\w+">/);
   });
 

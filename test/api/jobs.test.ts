@@ -370,7 +370,7 @@ describe('conditions', () => {
     ['a refused regular expression', { none: [{ path: 'event', op: 'matches', value: '(a)\\1' }] }, 'none[0]: the regular expression is refused'],
     ['a CEL parse error', { if: 'payload.issue.number ==' }, 'if: CEL parse error'],
   ])('refuses %s with 400 invalid_conditions naming the trigger and the part, on create and update', async (_label, conditions, part) => {
-    const message = `Invalid conditions: \`triggers[0]\` (trg_cond) ${part}`;
+    const message = `Invalid conditions: \`triggers[0].conditions\`, ${part}`;
     await expectRefusedAndNothingSaved(() => jobs.create(webhook(conditions)), 400, 'invalid_conditions', message);
     const made = await created(jobs.create(job()));
     const before = await jobRow(made.id);
@@ -406,9 +406,9 @@ describe('what templates and conditions may read', () => {
       'invalid_template',
       'The job has 3 problems',
       '(1) `promptTemplate`, line 1, column 8: `webhook` is not in the context',
-      '(2) `triggers[0].conditions.all[0].path` (webhook trigger trg_labeled): `paylod`',
+      '(2) `triggers[0].conditions.all[0].path`: `paylod`',
       '(did you mean `payload`?)',
-      '(3) `triggers[0].conditions.if`, column 1 (webhook trigger trg_labeled): `webhook` is not declared',
+      '(3) `triggers[0].conditions.if`, column 1: `webhook` is not declared',
     );
     const corrected = job({
       promptTemplate: 'Fix {{ payload.issue.title }}',

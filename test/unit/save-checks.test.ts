@@ -38,7 +38,7 @@ describe('template variables', () => {
     expect(refusal('{{ payload.issue.title }}', [schedule])).toEqual({
       status: 400,
       code: 'invalid_template',
-      message: expect.stringContaining("`promptTemplate`, line 1, column 4: `payload` is not in the context of this job's runs, which holds `job`, `data` and `schedule` (from its schedule trigger trg_nightly)"),
+      message: expect.stringContaining("`promptTemplate`, line 1, column 4: `payload` is not in the context of this job's runs, which holds `job`, `data` and `schedule` (from its schedule trigger `triggers[0]`)"),
     });
   });
 
@@ -66,13 +66,13 @@ describe('condition paths', () => {
       status: 400,
       code: 'invalid_conditions',
       message:
-        "Invalid conditions: `triggers[0].conditions.all[0].path` (webhook trigger trg_labeled): `paylod` is not in a webhook trigger's context, which holds `source`, `event`, `action`, `payload`, `headers` and `delivery` (did you mean `payload`?).",
+        "Invalid conditions: `triggers[0].conditions.all[0].path`: `paylod` is not in a webhook trigger's context, which holds `source`, `event`, `action`, `payload`, `headers` and `delivery` (did you mean `payload`?).",
     });
   });
 
   it('reads a run trigger\'s paths against the run as the API shows it', () => {
     expect(refusal('x', [run({ all: [{ path: 'result.pullRequestUrl', op: 'exists' }, { path: 'trigger.type', op: 'eq', value: 'webhook' }] })])).toBeNull();
-    expect(refusal('x', [run({ none: [{ path: 'payload.issue', op: 'exists' }] })])?.message).toContain('`triggers[0].conditions.none[0].path` (run trigger trg_after): `payload` is not in a run trigger\'s context');
+    expect(refusal('x', [run({ none: [{ path: 'payload.issue', op: 'exists' }] })])?.message).toContain('`triggers[0].conditions.none[0].path`: `payload` is not in a run trigger\'s context');
   });
 
   it('makes no suggestion for a name far from every root', () => {
@@ -92,7 +92,7 @@ describe('CEL identifiers', () => {
 
   it('refuses an undeclared identifier at save, naming it and its column', () => {
     expect(refusal('x', [webhook({ if: "payload.label.name == 'bug' && webhook.payload.x" })])?.message).toBe(
-      "Invalid conditions: `triggers[0].conditions.if`, column 32 (webhook trigger trg_labeled): `webhook` is not declared: a CEL expression reads a webhook trigger's context, which holds `source`, `event`, `action`, `payload`, `headers` and `delivery`.",
+      "Invalid conditions: `triggers[0].conditions.if`, column 32: `webhook` is not declared: a CEL expression reads a webhook trigger's context, which holds `source`, `event`, `action`, `payload`, `headers` and `delivery`.",
     );
     expect(refusal('x', [webhook({ if: "paylod.label.name == 'bug'" })])?.message).toContain('(did you mean `payload`?)');
     expect(refusal('x', [webhook({ if: "payload.label.name == 'bug' && event == 'issues'" })])).toBeNull();
@@ -103,12 +103,12 @@ describe('one answer', () => {
   it('names every mistake of the job, with the code of the first', () => {
     const refused = refusal('Fix {{ webhook.payload.issue.title }}', [webhook({ all: [{ path: 'paylod.label.name', op: 'eq', value: 'bug' }], if: "webhook.payload.label.name == 'bug'" })]);
     expect(refused).toMatchObject({ status: 400, code: 'invalid_template' });
-    expect(refused!.message).toMatch(/^The job has 3 problems: \(1\) `promptTemplate`, line 1, column 8: `webhook` .*; \(2\) `triggers\[0\]\.conditions\.all\[0\]\.path` .*`paylod`.*\(did you mean `payload`\?\); \(3\) `triggers\[0\]\.conditions\.if`, column 1 .*`webhook` is not declared/);
+    expect(refused!.message).toMatch(/^The job has 3 problems: \(1\) `promptTemplate`, line 1, column 8: `webhook` .*; \(2\) `triggers\[0\]\.conditions\.all\[0\]\.path`: `paylod`.*\(did you mean `payload`\?\); \(3\) `triggers\[0\]\.conditions\.if`, column 1: `webhook` is not declared/);
   });
 
   it('also collects templates that do not parse and conditions that do not compile', () => {
     const refused = refusal('{{ payload.issue.title ', [webhook({ all: [{ path: 'payload..x', op: 'eq', value: 1 }] })], '{{ dta }}');
-    expect(refused!.message).toMatch(/^The job has 3 problems: \(1\) `promptTemplate`, line 1.*; \(2\) `runNameTemplate`, line 1, column 4: `dta`.*; \(3\) `triggers\[0\]` \(trg_labeled\) all\[0\]: bad path/);
+    expect(refused!.message).toMatch(/^The job has 3 problems: \(1\) `promptTemplate`, line 1.*; \(2\) `runNameTemplate`, line 1, column 4: `dta`.*; \(3\) `triggers\[0\]\.conditions`, all\[0\]: bad path/);
   });
 });
 

@@ -8,6 +8,8 @@
   const runId = trace.dataset.run;
   let after = Number(trace.dataset.after || 0);
   const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
+  // Each cell carries its column's name, as the page's own rows do (the cards of a narrow screen show it).
+  const labels = [...trace.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
   const api = (path) => fetch(`/api/v1/runs/${encodeURIComponent(runId)}${path}`, { credentials: 'same-origin', headers: { accept: 'application/json' } });
 
   function cell(row, text, pre) {
@@ -25,11 +27,12 @@
     const time = document.createElement('time');
     time.dateTime = event.at;
     time.title = event.at;
-    time.textContent = `${event.at.replace('T', ' ').slice(0, 19)} UTC`;
+    time.textContent = `${event.at.replace('T', ' ').slice(0, 19)} UTC`; // as time() in console-layout.ts writes it
     row.insertCell().appendChild(time);
     cell(row, event.type);
     const data = event.data;
     cell(row, event.type === 'agent_output' && data && typeof data.text === 'string' ? data.text : data == null ? '' : JSON.stringify(data), true);
+    [...row.cells].forEach((td, i) => (td.dataset.label = labels[i] ?? ''));
     after = event.seq;
   }
 
