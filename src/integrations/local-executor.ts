@@ -86,7 +86,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
     let started: Awaited<ReturnType<typeof spawnSandbox>>;
     try {
       if (proxy) await chmod(path.join(runDir, EGRESS_SOCKET), 0o666);
-      group = cgroups?.create(`flows-run-${spec.runId}`, limits) ?? null;
+      group = (await cgroups?.create(`flows-run-${spec.runId}`, limits)) ?? null;
       const joined = group;
       started = await spawnSandbox(
         bwrap,
@@ -97,7 +97,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: joined ? (pid) => joined.attach(pid) : undefined },
       );
     } catch (err) {
-      group?.remove();
+      await group?.remove();
       await proxy?.close();
       throw err;
     }
@@ -113,8 +113,8 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       async release(): Promise<LimitName | null> {
         if (watch) clearInterval(watch);
         const hit = group?.hit() ?? null;
-        group?.kill();
-        group?.remove();
+        await group?.kill();
+        await group?.remove();
         await proxy?.close();
         return hit ?? ((started.full()[0] as LimitName | undefined) || null);
       },

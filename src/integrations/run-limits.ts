@@ -4,7 +4,7 @@
 // sandbox (prlimit: processes per user, CPU seconds per process), which hold but cannot say that they did.
 // The workspace and /tmp are size-limited filesystems of the sandbox's own (sandbox.ts), wherever it runs.
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmdirSync, statSync, writeFileSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { mkdir, rmdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { DEFAULT_LIMITS, type ResourceLimits } from '../lib/resource-limits';
 
@@ -18,14 +18,19 @@ export interface RunCgroup {
   /** The limit the group's processes ran into so far, or null. */
   hit(): 'processes' | 'memory' | 'cpu' | null;
   /** Kills every process in the group. */
-  kill(): void;
+  kill(): Promise<void>;
   /** Removes the group once its processes are gone; answers whether it could. */
-  remove(): boolean;
+  remove(): Promise<boolean>;
 }
 
+// Making, limiting and removing a group, like moving a process into one, hold the kernel's lock of every
+// group, which a move keeps for an RCU grace period: done on the main thread, they would wait there for the
+// moves of other runs. All of it goes through the thread pool; only reading a group's counters does not.
 export interface Cgroups {
   version: 1 | 2;
-  create(name: string, limits: ResourceLimits): RunCgroup;
+  create(name: string, limits: ResourceLimits): Promise<RunCgroup>;
+  /** Makes a group with a limit and removes it again, at once (at start): throws where that is not allowed. */
+  probe(name: string): void;
   /** Removes the runs' groups that no process is left in (a server that crashed left them). */
   sweep(): void;
 }
@@ -36,6 +41,7 @@ const ROOT = '/sys/fs/cgroup';
 // A group's files are a few bytes the kernel makes up on reading: read at once, not through the thread pool,
 // which costs many times more.
 const write = (file: string, value: string | number) => writeFileSync(file, String(value));
+const put = (file: string, value: string | number) => writeFile(file, String(value));
 const read = (file: string) => {
   try {
     return readFileSync(file, 'utf8');
@@ -85,6 +91,7 @@ function sweepGroups(bases: string[]) {
   }
 }
 
+/** Removes run groups' folders at once: at start, before any run. */
 const removeDirs = (dirs: string[]) =>
   dirs.every((dir) => {
     try {
@@ -94,6 +101,12 @@ const removeDirs = (dirs: string[]) =>
       return (err as NodeJS.ErrnoException).code === 'ENOENT';
     }
   });
+
+/** Removes a run's group folders; a folder already gone counts as removed. */
+async function removeGroup(dirs: string[]): Promise<boolean> {
+  const removed = await Promise.all(dirs.map((dir) => rmdir(dir).then(() => true, (err: NodeJS.ErrnoException) => err.code === 'ENOENT')));
+  return removed.every(Boolean);
+}
 
 /**
  * cgroup v2: runs' groups beside a leaf this process moves into when its own group holds processes (a group
@@ -114,29 +127,35 @@ function v2(): Cgroups | null {
   }
   return {
     version: 2,
-    create(name, limits) {
+    async create(name, limits) {
       const dir = path.join(base, name);
-      mkdirSync(dir, { recursive: true }); // left by a crash, it is taken over
-      write(path.join(dir, 'pids.max'), limits.pids);
-      write(path.join(dir, 'memory.max'), limits.memoryMb * MB);
-      if (existsSync(path.join(dir, 'memory.swap.max'))) write(path.join(dir, 'memory.swap.max'), 0);
+      await mkdir(dir, { recursive: true }); // left by a crash, it is taken over
+      await put(path.join(dir, 'pids.max'), limits.pids);
+      await put(path.join(dir, 'memory.max'), limits.memoryMb * MB);
+      if (existsSync(path.join(dir, 'memory.swap.max'))) await put(path.join(dir, 'memory.swap.max'), 0);
       return {
-        attach: (pid) => writeFile(path.join(dir, 'cgroup.procs'), String(pid)),
+        attach: (pid) => put(path.join(dir, 'cgroup.procs'), pid),
         hit() {
           if ((counters(path.join(dir, 'pids.events')).max ?? 0) > 0) return 'processes';
           if ((counters(path.join(dir, 'memory.events')).oom_kill ?? 0) > 0) return 'memory';
           if ((counters(path.join(dir, 'cpu.stat')).usage_usec ?? 0) > limits.cpuSeconds * 1e6) return 'cpu';
           return null;
         },
-        kill() {
+        async kill() {
           try {
-            write(path.join(dir, 'cgroup.kill'), 1);
+            await put(path.join(dir, 'cgroup.kill'), 1);
           } catch {
             killAll(path.join(dir, 'cgroup.procs')); // before Linux 5.14
           }
         },
-        remove: () => removeDirs([dir]),
+        remove: () => removeGroup([dir]),
       };
+    },
+    probe(name) {
+      const dir = path.join(base, name);
+      mkdirSync(dir, { recursive: true });
+      write(path.join(dir, 'pids.max'), DEFAULT_LIMITS.pids);
+      removeDirs([dir]);
     },
     sweep: () => sweepGroups([base]),
   };
@@ -153,25 +172,31 @@ function v1(): Cgroups | null {
   if (!pids || !memory || !cpuacct) return null;
   return {
     version: 1,
-    create(name, limits) {
+    async create(name, limits) {
       const dirs = [pids, memory, cpuacct].map((base) => path.join(base, name));
       const [pidsDir, memoryDir, cpuDir] = dirs;
-      dirs.forEach((dir) => mkdirSync(dir, { recursive: true }));
-      write(path.join(pidsDir, 'pids.max'), limits.pids);
-      write(path.join(memoryDir, 'memory.limit_in_bytes'), limits.memoryMb * MB);
+      await Promise.all(dirs.map((dir) => mkdir(dir, { recursive: true })));
+      await put(path.join(pidsDir, 'pids.max'), limits.pids);
+      await put(path.join(memoryDir, 'memory.limit_in_bytes'), limits.memoryMb * MB);
       // Swap counts too where the kernel accounts it.
-      if (existsSync(path.join(memoryDir, 'memory.memsw.limit_in_bytes'))) write(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), limits.memoryMb * MB);
+      if (existsSync(path.join(memoryDir, 'memory.memsw.limit_in_bytes'))) await put(path.join(memoryDir, 'memory.memsw.limit_in_bytes'), limits.memoryMb * MB);
       return {
-        attach: async (pid) => void (await Promise.all(dirs.map((dir) => writeFile(path.join(dir, 'cgroup.procs'), String(pid))))),
+        attach: async (pid) => void (await Promise.all(dirs.map((dir) => put(path.join(dir, 'cgroup.procs'), pid)))),
         hit() {
           if ((counters(path.join(pidsDir, 'pids.events')).max ?? 0) > 0) return 'processes';
           if ((counters(path.join(memoryDir, 'memory.oom_control')).oom_kill ?? 0) > 0) return 'memory';
           if (number(path.join(cpuDir, 'cpuacct.usage')) > limits.cpuSeconds * 1e9) return 'cpu';
           return null;
         },
-        kill: () => killAll(path.join(pidsDir, 'cgroup.procs')),
-        remove: () => removeDirs(dirs),
+        kill: async () => killAll(path.join(pidsDir, 'cgroup.procs')),
+        remove: () => removeGroup(dirs),
       };
+    },
+    probe(name) {
+      const dirs = [pids, memory, cpuacct].map((base) => path.join(base, name));
+      dirs.forEach((dir) => mkdirSync(dir, { recursive: true }));
+      write(path.join(dirs[1], 'memory.limit_in_bytes'), DEFAULT_LIMITS.memoryMb * MB);
+      removeDirs(dirs);
     },
     sweep: () => sweepGroups([pids, memory, cpuacct]),
   };
@@ -183,8 +208,7 @@ export function openCgroups(): Cgroups | null {
     try {
       const cgroups = open();
       if (!cgroups) continue;
-      const probe = cgroups.create(`flows-probe-${process.pid}`, DEFAULT_LIMITS);
-      probe.remove();
+      cgroups.probe(`flows-probe-${process.pid}`);
       return cgroups;
     } catch {
       // not this one: read-only, not delegated, or a controller missing
