@@ -1,4 +1,5 @@
 // Composes the Express app from its parts. Dependencies come in, so a test can build a second app cheaply.
+import type { LocalExecutorOptions } from './integrations/local-executor';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import cookieParser from 'cookie-parser';
@@ -56,6 +57,8 @@ export interface AppDeps {
   now?: () => Date;
   /** VM boot and polling times (tests). */
   vmhostTiming?: VmhostTiming;
+  /** The local sandbox's name resolution and public addresses (tests: a stand-in on loopback). */
+  localEgress?: LocalExecutorOptions['egress'];
 }
 
 export interface App {
@@ -100,7 +103,7 @@ function mountProvider(provider: Provider): RequestHandler {
   return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
 }
 
-export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming }: AppDeps): Promise<App> {
+export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming, localEgress }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
   const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
   const limits = createRateLimits({
@@ -115,7 +118,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const access = createAccessService({ db });
   const bearer = createBearerVerifier({ db });
   const authorizer = createAuthorizer({ sessions, bearer, baseUrl: config.baseUrl, apiResource: resources.api });
-  const domains = createDomains({ config, db, logger, now, vmhostTiming });
+  const domains = createDomains({ config, db, logger, now, vmhostTiming, localEgress });
   // Messages are taken from now on; repeating work begins as main.ts adds it.
   await domains.queue.start();
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };

@@ -2,6 +2,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { STREAM_KINDS, type StreamKind } from './lib/agent-clis';
 import { projectRoot } from './lib/paths';
 import { domainProblem, type NetworkMode } from './lib/egress-policy';
 import { DEFAULT_LIMITS, type ResourceLimits } from './lib/resource-limits';
@@ -89,6 +90,8 @@ export interface LocalAgent {
   binds?: SandboxBind[];
   /** Names of the server's environment variables passed on to the agent (FLOWS_LOCAL_AGENT_ENV). */
   env?: string[];
+  /** Where each agent kind's CLI is, when not on PATH by its usual name (FLOWS_AGENT_BIN_CLAUDE_CODE, …_CODEX, …). */
+  agentBins?: Partial<Record<StreamKind, string>>;
 }
 
 export interface SandboxBind {
@@ -114,6 +117,19 @@ export const DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS = 86_400;
 export const DEFAULT_API_RATE_LIMITS = { api: 600, apiAddress: 1200 };
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/** FLOWS_AGENT_BIN_<KIND> (`claude-code`: FLOWS_AGENT_BIN_CLAUDE_CODE): an absolute path. */
+function agentBins(env: NodeJS.ProcessEnv): Partial<Record<StreamKind, string>> {
+  const bins: Partial<Record<StreamKind, string>> = {};
+  for (const kind of STREAM_KINDS) {
+    const variable = `FLOWS_AGENT_BIN_${kind.toUpperCase().replace(/-/g, '_')}`;
+    const value = env[variable]?.trim();
+    if (!value) continue;
+    if (!value.startsWith('/')) throw new ConfigError(variable, `"${value}" is not an absolute path`);
+    bins[kind] = value;
+  }
+  return bins;
+}
 
 const list = (raw: string | undefined) => (raw ?? '').split(',').map((item) => item.trim()).filter(Boolean);
 
@@ -292,6 +308,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           uid: integer(env, 'FLOWS_LOCAL_AGENT_UID', 65534, 1, 4_294_967_294),
           limits: localLimits(env),
           binds: sandboxBinds(env),
+          agentBins: agentBins(env),
           env: list(env.FLOWS_LOCAL_AGENT_ENV).map((name) => {
             if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ConfigError('FLOWS_LOCAL_AGENT_ENV', `"${name}" is not a variable name`);
             return name;

@@ -14,7 +14,7 @@ import { createConnectionsService } from './integrations/connections-service';
 import { createDiagnosticsService } from './integrations/diagnostics-service';
 import { dockerClient } from './integrations/docker-client';
 import { createDockerExecutor } from './integrations/docker-executor';
-import { createLocalExecutor } from './integrations/local-executor';
+import { createLocalExecutor, type LocalExecutorOptions } from './integrations/local-executor';
 import { createVmhostExecutor, type VmhostTiming } from './integrations/vmhost-executor';
 import { targetsHandlers } from './integrations/targets-handlers';
 import { createTargetsService } from './integrations/targets-service';
@@ -51,6 +51,7 @@ export function createDomains({
   queue = config.databaseProvider === 'postgresql' ? createPgBossQueue({ connectionString: config.databaseUrl, logger }) : createInProcessQueue(logger),
   now = () => new Date(),
   vmhostTiming,
+  localEgress,
 }: {
   config: Config;
   db: Db;
@@ -60,6 +61,8 @@ export function createDomains({
   now?: () => Date;
   /** How long VMs may boot and how often they are polled (tests shorten it). */
   vmhostTiming?: VmhostTiming;
+  /** Where the local sandbox's egress proxy resolves names and which addresses it counts as public (tests: a stand-in on loopback). */
+  localEgress?: LocalExecutorOptions['egress'];
 }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
   /** This process among those sharing the database: its containers and the runs it executes carry it. */
@@ -88,7 +91,7 @@ export function createDomains({
   const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
   const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
     vmhost: createVmhostExecutor({ tenantDb, box, outbound, timing: vmhostTiming }),
-    ...(config.localAgent ? { local: createLocalExecutor(config.localAgent) } : {}),
+    ...(config.localAgent ? { local: createLocalExecutor({ ...config.localAgent, egress: localEgress }) } : {}),
     ...(docker && {
       docker: createDockerExecutor({
         docker: docker.client,

@@ -8,6 +8,14 @@ import type { ExecutionEvents } from './executor';
 
 export const MAX_LINE = 8_000;
 export const MAX_OUTPUT = 1_000_000;
+/**
+ * The lines of an agent whose events are read are JSON events, cut only past this (a tool's whole output can
+ * be in one); the trace keeps their fields cut shorter, so what is kept is bounded by the trace's limits.
+ */
+export const EVENT_LINE = 4_000_000;
+
+/** How an agent's output is split and bounded: text lines (`command`), or a stream of JSON events. */
+export const outputBounds = (events: boolean) => (events ? { maxLine: EVENT_LINE, maxOutput: Infinity } : { maxLine: MAX_LINE, maxOutput: MAX_OUTPUT });
 const CUT = '… [line cut]';
 
 export function resultOf(lastLine: string | undefined): Record<string, unknown> {
@@ -26,14 +34,17 @@ export function resultOf(lastLine: string | undefined): Record<string, unknown> 
  * Follows the agent's streams into `events`; `last` holds the last non-empty line of each (cut like every
  * line). A stream that passes `maxBytes` calls `onExcess` once; what follows it is dropped.
  */
-export function agentOutput(events: Pick<ExecutionEvents, 'output'>, { maxBytes = Infinity, onExcess = () => {} }: { maxBytes?: number; onExcess?: () => void } = {}) {
+export function agentOutput(
+  events: Pick<ExecutionEvents, 'output'>,
+  { maxBytes = Infinity, onExcess = () => {}, maxLine = MAX_LINE, maxOutput = MAX_OUTPUT }: { maxBytes?: number; onExcess?: () => void; maxLine?: number; maxOutput?: number } = {},
+) {
   let written = 0;
   const last: { stdout?: string; stderr?: string } = {};
   const record = (stream: 'stdout' | 'stderr', line: string) => {
     if (line.trim()) last[stream] = line;
-    if (written > MAX_OUTPUT) return;
+    if (written > maxOutput) return;
     written += line.length;
-    if (written > MAX_OUTPUT) events.output(stream, `[output beyond ${MAX_OUTPUT} characters is not kept]`);
+    if (written > maxOutput) events.output(stream, `[output beyond ${maxOutput} characters is not kept]`);
     else events.output(stream, line);
   };
   return {
@@ -45,8 +56,8 @@ export function agentOutput(events: Pick<ExecutionEvents, 'output'>, { maxBytes 
       let bytes = 0;
       const take = (piece: string) => {
         if (cut) return;
-        if (line.length + piece.length <= MAX_LINE) line += piece;
-        else [line, cut] = [line + piece.slice(0, MAX_LINE - line.length), true];
+        if (line.length + piece.length <= maxLine) line += piece;
+        else [line, cut] = [line + piece.slice(0, maxLine - line.length), true];
       };
       const end = () => {
         const text = line.endsWith('\r') ? line.slice(0, -1) : line;

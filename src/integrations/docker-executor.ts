@@ -9,7 +9,8 @@ import type { Duplex } from 'node:stream';
 import { PassThrough } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { clip } from '../lib/text';
-import { agentOutput, resultOf } from './agent-output';
+import { agentCommandLine, AGENT_CLIS, isStreamKind } from '../agents/agents-fns';
+import { agentOutput, outputBounds, resultOf } from './agent-output';
 import { localImage, messageOf, removeContainer, statusOf } from './docker-client';
 import { notAllowed } from './docker-diagnostics';
 import { createDockerEgress, EgressSetupError, type RunEgress } from './docker-egress';
@@ -104,6 +105,8 @@ export function createDockerExecutor({
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       const settings = await settingsOf(spec.tenantId, spec.targetId);
+      // An agent whose events are read runs its CLI from the image's PATH, with the command line built for it.
+      const agentKind = spec.agent && isStreamKind(spec.agent.kind) ? spec.agent.kind : null;
       if (!settings) return failedAtStart('docker', 'The container could not be created: the execution target no longer exists.', 'setup');
       let container: Dockerode.Container;
       let egress: RunEgress | null = null;
@@ -119,7 +122,8 @@ export function createDockerExecutor({
         const labels = { [LABELS.run]: spec.runId, [LABELS.tenant]: spec.tenantId, [LABELS.instance]: instanceId };
         // The proxy's variables win over the job's, which could only point the agent at a way that is closed.
         const env = runEnv(spec, egress?.env);
-        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings, env, labels, imageVolumes: image.volumes }));
+        const command = agentKind ? agentCommandLine({ ...spec.agent!, kind: agentKind }, { bin: AGENT_CLIS[agentKind], model: spec.model, effort: spec.effort }) : settings.command;
+        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings: { ...settings, command }, env, labels, imageVolumes: image.volumes }));
       } catch (err) {
         await egress?.close();
         return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`, 'infrastructure');
@@ -150,7 +154,7 @@ export function createDockerExecutor({
       const socket = attached;
       socket.end(spec.prompt);
       events.provisioning({ status: 'container_started', containerId, ...(egress && { network: egressPolicy(settings).mode }) });
-      const output = agentOutput(events);
+      const output = agentOutput(events, outputBounds(agentKind !== null));
       output.follow('stdout', stdout);
       output.follow('stderr', stderr);
       const drained = Promise.all([finished(stdout), finished(stderr)]);

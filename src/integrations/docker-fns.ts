@@ -1,5 +1,6 @@
 // The rules of the Docker executor, apart from the daemon: which images the operator allows, and what a
 // run's container is (its hardening, limits, environment, labels and network), so that they read in one place.
+import { agentVariables, isStreamKind } from '../agents/agents-fns';
 import type { ContainerCreateOptions, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
 import { proxyVariables, type EgressPolicy } from '../lib/egress-policy';
 import { runVariables, type RunSpec } from './executor';
@@ -70,10 +71,11 @@ export const egressEnv = (proxy: string) => proxyVariables(proxy, ['localhost', 
 export const imageAllowed = (image: string, patterns: string[]) => patterns.some((glob) => globMatches(glob, image));
 
 /** The agent's environment: its home in the workspace, the job's variables, and the proxy's and the run variables over them. */
-export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env'>, proxy: Record<string, string> = {}): string[] {
+export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env' | 'agent'>, proxy: Record<string, string> = {}): string[] {
   const vars = {
     HOME: WORKSPACE,
     TMPDIR: '/tmp',
+    ...(spec.agent && isStreamKind(spec.agent.kind) ? agentVariables(spec.agent.kind) : {}),
     ...spec.env,
     ...proxy,
     ...runVariables(spec),

@@ -2,6 +2,8 @@
 // same port): start an agent on a rendered prompt, report its output, end in an outcome, stop on request,
 // and find what a previous process left behind after a crash.
 
+import type { JobAgent } from '../agents/agent-events-fns';
+
 export interface RunSpec {
   tenantId: string;
   targetId: string;
@@ -10,6 +12,8 @@ export interface RunSpec {
   prompt: string;
   model: string | null;
   effort: string | null;
+  /** The coding agent the job names; absent, or `command`: the target's own command. */
+  agent?: JobAgent;
   timeoutSeconds: number;
   /** Variables the job gives the agent (its `env`, secrets opened): never logged, masked in the trace. */
   env: Record<string, string>;

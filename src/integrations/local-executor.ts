@@ -5,12 +5,14 @@
 // (run-limits.ts). It runs in a process group of its own (the sandbox in its own PID namespace), so that
 // stop, timeout, a limit and the end of the run take every process it started with it.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmod, readdir, readFile, rm } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, chmod, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
-import type { LocalAgent } from '../config';
+import { agentCommandLine, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
+import type { LocalAgent, SandboxBind } from '../config';
 import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
 import { clip } from '../lib/text';
-import { agentOutput, resultOf } from './agent-output';
+import { agentOutput, outputBounds, resultOf } from './agent-output';
 import { openEgress, type EgressOptions } from './egress-proxy';
 import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 import { openCgroups, rlimitOptions, type Cgroups, type RunCgroup } from './run-limits';
@@ -27,6 +29,41 @@ function killGroup(pid: number, signal: NodeJS.Signals) {
   } catch {
     // already gone
   }
+}
+
+const SYSTEM_PREFIXES = ['/usr/', '/bin/', '/sbin/', '/lib/', '/lib64/'];
+
+/** The real path of an executable file named `name` on `PATH` (or of `path` itself when absolute), or null. */
+async function findExecutable(name: string, searchPath: string): Promise<string | null> {
+  const candidates = name.startsWith('/') ? [name] : searchPath.split(':').filter(Boolean).map((dir) => path.join(dir, name));
+  for (const candidate of candidates) {
+    try {
+      await access(candidate, constants.X_OK);
+      return await realpath(candidate);
+    } catch {
+      // not here
+    }
+  }
+  return null;
+}
+
+/**
+ * What the run executes: the operator's command, or the CLI of the job's agent with the command line built
+ * for it, its variables, and, when it lives outside the system folders the sandbox shows, its folder bound
+ * read-only; or why it cannot run here.
+ */
+async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: string; env: Record<string, string>; binds: SandboxBind[]; events: boolean } | { problem: string }> {
+  const kind = spec.agent?.kind;
+  if (!kind || !isStreamKind(kind)) return { command: agent.command, env: {}, binds: [], events: false };
+  const configured = agent.agentBins?.[kind];
+  const bin = await findExecutable(configured ?? AGENT_CLIS[kind], process.env.PATH ?? '');
+  if (!bin) {
+    const variable = `FLOWS_AGENT_BIN_${kind.toUpperCase().replace(/-/g, '_')}`;
+    const where = configured ? `at ${configured} (${variable})` : `on this server's PATH as \`${AGENT_CLIS[kind]}\``;
+    return { problem: `The local target has no ${kind} CLI ${where}: install it (${AGENT_INSTALL[kind]}) or set ${variable} to its path.` };
+  }
+  const binds = SYSTEM_PREFIXES.some((prefix) => bin.startsWith(prefix)) ? [] : [{ path: path.dirname(bin), writable: false }];
+  return { command: agentCommandLine({ ...spec.agent!, kind }, { bin, model: spec.model, effort: spec.effort }), env: agentVariables(kind), binds, events: true };
 }
 
 /**
@@ -73,7 +110,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
   cgroups?.sweep();
 
   /** The sandboxed agent, its proxy and its control group; `limit` ends the run when one is hit. */
-  async function sandbox(spec: RunSpec, events: ExecutionEvents, env: Record<string, string>, runDir: string, limit: (name: LimitName) => void) {
+  async function sandbox(spec: RunSpec, events: ExecutionEvents, env: Record<string, string>, runDir: string, run: { command: string; binds: SandboxBind[] }, limit: (name: LimitName) => void) {
     const proxy =
       network === 'none'
         ? null
@@ -90,8 +127,8 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       const joined = group;
       started = await spawnSandbox(
         bwrap,
-        sandboxArgs({ runDir: proxy ? runDir : null, home, agent, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
-        agent.command,
+        sandboxArgs({ runDir: proxy ? runDir : null, home, agent: { ...agent, binds: [...(agent.binds ?? []), ...run.binds] }, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
+        run.command,
         // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
         { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
         { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: joined ? (pid) => joined.attach(pid) : undefined },
@@ -130,12 +167,15 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`, 'setup');
         }
       }
+      const run = await commandOf(spec, agent);
+      if ('problem' in run) return failedAtStart('local', run.problem, 'setup');
       const dir = await makeRunDir();
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
         HOME: sandboxed ? home : (process.env.HOME ?? dir),
         LANG: 'C.UTF-8',
         TMPDIR: sandboxed ? '/tmp' : dir,
+        ...run.env,
         ...passed,
         ...spec.env,
         ...runVariables(spec),
@@ -152,8 +192,8 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       let child: ChildProcess;
       let release: () => Promise<LimitName | null> = async () => null;
       try {
-        if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, end));
-        else child = spawn('/bin/sh', ['-c', agent.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+        if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, run, end));
+        else child = spawn('/bin/sh', ['-c', run.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       } catch (err) {
         await rm(dir, { recursive: true, force: true });
         return failedAtStart('local', `The sandbox could not be set up: ${clip((err as Error).message)}`, 'infrastructure');
@@ -161,7 +201,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       pid = child.pid ?? 0;
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
 
-      const output = agentOutput(events, { maxBytes: limits.outputMb * 1024 * 1024, onExcess: () => end('output') });
+      const output = agentOutput(events, { maxBytes: limits.outputMb * 1024 * 1024, onExcess: () => end('output'), ...outputBounds(run.events) });
       output.follow('stdout', child.stdout!);
       output.follow('stderr', child.stderr!);
       child.stdin!.on('error', () => {}); // an agent that does not read its prompt closes stdin early
@@ -193,7 +233,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}`, cause: 'agent' });
         });
       });
-      events.provisioning({ status: 'process_started', sandbox: sandboxed ? 'bubblewrap' : 'off', ...(sandboxed ? { network, limits: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' } : {}) });
+      events.provisioning({ status: 'process_started', ...(run.events && { agent: spec.agent!.kind }), sandbox: sandboxed ? 'bubblewrap' : 'off', ...(sandboxed ? { network, limits: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' } : {}) });
       return { ref: `local:${pid}`, done, stop: () => end('canceled') };
     },
 

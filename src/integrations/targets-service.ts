@@ -140,6 +140,9 @@ export function createTargetsService({
   };
 
   return {
+    /** Whether a job naming no target has one: the operator's default, `local`. */
+    hasDefault: local !== null,
+
     /** Newest first; the `local` target, when configured, heads the first page. */
     async list(db: TenantDb, page: KeysetRequest<string>): Promise<TargetView[]> {
       const rows = (await createTargetsRepo(db).list(page)).map(view);

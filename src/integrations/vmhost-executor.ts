@@ -85,6 +85,8 @@ export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       // The provider's VM has its provider's network: a job's allowlist cannot hold there, so the run does not start.
       if (spec.network) return failedAtStart('vmhost', "The job sets a network allowlist, which a vmhost target cannot enforce: run it on a local or docker target, or remove the job's network.", 'setup');
+      // Saving refuses this pairing; a job saved onto such a target some other way still does not start.
+      if (spec.agent && spec.agent.kind !== 'command') return failedAtStart('vmhost', `A vmhost target runs only its own agent (\`command\`), not \`${spec.agent.kind}\`: run the job on a local or docker target.`, 'setup');
       let ending: 'timed_out' | 'canceled' | null = null;
       const deadline = Date.now() + spec.timeoutSeconds * 1000;
       let setup: Awaited<ReturnType<typeof vmhostSetup>>;

@@ -23,6 +23,8 @@ export interface JobFields {
   flowControl?: Prisma.InputJsonValue;
   /** The job's network allowlist; null removes it. */
   network?: Prisma.InputJsonValue | null;
+  /** The coding agent that runs the prompt (`JobAgent`). */
+  agent?: Prisma.InputJsonValue;
 }
 
 /** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */

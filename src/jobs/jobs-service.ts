@@ -5,7 +5,9 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import type { TargetsService } from '../integrations/targets-service';
+import { agentProblem, DEFAULT_AGENT } from '../agents/agents-fns';
+import type { JobAgent } from '../agents/agent-events-fns';
+import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { allowListProblem } from '../lib/egress-policy';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
@@ -27,7 +29,7 @@ type JobCreate = components['schemas']['JobCreate'];
 type JobUpdate = components['schemas']['JobUpdate'];
 
 export interface JobsDeps {
-  targets: Pick<TargetsService, 'checkUsable'>;
+  targets: Pick<TargetsService, 'checkUsable' | 'hasDefault' | 'resolve'>;
   secrets: Pick<SecretsService, 'missing'>;
   /** Called after a job is deleted: its queued and active runs are canceled. */
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
@@ -44,6 +46,16 @@ export interface JobsDeps {
 const jobNotFound = () => new NotFound('No such job.');
 
 type JobNetwork = components['schemas']['JobNetwork'];
+
+/** The agent's settings must be ones its kind has, and an agent whose events are read needs a target that runs it. */
+async function checkAgent(targets: JobsDeps['targets'], db: TenantDb, agent: JobAgent | undefined, targetId: string | null) {
+  if (!agent) return;
+  const problem = agentProblem(agent);
+  if (problem) throw new ValidationFailed(problem);
+  if (agent.kind !== 'command' && (await targets.resolve(db, targetId))?.kind === 'vmhost') {
+    throw new ValidationFailed(`\`agent.kind\` "${agent.kind}" cannot run on a VM-host target, which runs only its own agent (\`command\`); use the local target or a Docker target.`);
+  }
+}
 
 /** A job's allowlist names domains, as a target's does. */
 function checkNetwork(network: JobNetwork | null | undefined) {
@@ -63,6 +75,7 @@ export function jobView(job: JobRow): JobView {
     concurrencyLimit: job.concurrencyLimit,
     model: job.model,
     effort: job.effort,
+    agent: (job.agent ?? DEFAULT_AGENT) as JobAgent,
     env: (job.env ?? {}) as JobEnv,
     flowControl: (job.flowControl ?? {}) as FlowControl,
     ...(job.network ? { network: job.network as JobNetwork } : {}),
@@ -174,8 +187,10 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
 
   /** A job's answer with its warnings: what its paths are read against is read here (see job-warnings-fns). */
   async function withWarnings(db: TenantDb, view: JobView): Promise<JobView> {
+    // Naming no target is allowed (the operator may add a default later), but runs fail until there is one.
+    const targetWarnings = view.executionTargetId === null && !targets.hasDefault ? [{ field: 'executionTargetId', message: `Runs cannot start: ${unusableTarget(null)}.` }] : [];
     const webhooks = view.triggers.filter((trigger) => trigger.type === 'webhook');
-    if (!webhooks.length) return { ...view, warnings: [] };
+    if (!webhooks.length) return { ...view, warnings: targetWarnings };
     const repo = createJobsRepo(db);
     const [formats, recorded] = await Promise.all([
       repo.sourceFormats([...new Set(webhooks.map((trigger) => trigger.sourceId))]),
@@ -188,7 +203,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
         }),
       ),
     ]);
-    return { ...view, warnings: jobWarnings(view, formats, new Map(recorded)) };
+    return { ...view, warnings: [...targetWarnings, ...jobWarnings(view, formats, new Map(recorded))] };
   }
 
   const live = (db: TenantDb): Promise<LiveJobs> => catalog.live(db.$tenant().id, () => createJobsRepo(db).live());
@@ -237,6 +252,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       checkEnv(fields.env);
       checkNetwork(fields.network);
       await targets.checkUsable(db, fields.executionTargetId);
+      await checkAgent(targets, db, fields.agent, fields.executionTargetId ?? null);
       await checkSecretsExist(secrets, db, fields.env);
       triggers = await resolveReferences(repo, triggers);
       let slug = fields.slug ?? (await freeSlug(repo, fields.name));
@@ -281,6 +297,10 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       checkEnv(fields.env);
       checkNetwork(fields.network);
       await targets.checkUsable(db, fields.executionTargetId);
+      // A new target is checked against the agent the job keeps, and a new agent against its target.
+      if (fields.agent !== undefined || fields.executionTargetId !== undefined) {
+        await checkAgent(targets, db, fields.agent ?? jobView(job).agent, fields.executionTargetId === undefined ? job.executionTargetId : fields.executionTargetId);
+      }
       await checkSecretsExist(secrets, db, fields.env);
       if (triggers) {
         triggers = await resolveReferences(repo, triggers);

@@ -4,7 +4,9 @@
 // dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
-import type { Executor, Outcome, RunSpec } from '../integrations/executor';
+import { DEFAULT_AGENT, isStreamKind } from '../agents/agents-fns';
+import type { JobAgent, RunUsage } from '../agents/agent-events-fns';
+import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
 import type { FlowControl } from '../jobs/flow-control-fns';
@@ -12,6 +14,7 @@ import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
 import type { SecretsService } from '../secrets/secrets-service';
+import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
 import { createRunsRepo, type Claimed, type RunsRepo, type TraceEntry } from './runs-repo';
@@ -64,41 +67,57 @@ async function runEnv(secrets: RunnerDeps['secrets'], db: TenantDb, env: JobEnv)
   return { env: resolved, secretValues: [...opened.values()] };
 }
 
-/** What an execution reports, masked before it is recorded; output beyond `maxLines` is dropped, once said. */
-function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, targetId: string, maxLines: number) {
+/**
+ * What an execution reports, masked before it is recorded; output beyond `maxLines` is dropped, once said.
+ * The stdout of an agent whose events are read (`agent`) is recorded as its events; `onBudget` is told once
+ * when they cross one of its budgets.
+ */
+function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, targetId: string, maxLines: number, agent: AgentStream | null, onBudget: () => void) {
   const streams = { stdout: masker.stream(), stderr: masker.stream() };
   let lines = 0;
-  const output = (stream: 'stdout' | 'stderr', texts: string[]) =>
-    texts.forEach((text) => {
-      lines++;
-      if (lines <= maxLines) trace.push({ type: 'agent_output', data: { stream, text } });
-      else if (lines === maxLines + 1) trace.push({ type: 'trace_capped', data: { maxLines, message: `The agent's output beyond ${maxLines} lines is not kept (FLOWS_TRACE_MAX_LINES).` } });
-    });
+  const record = (entry: TraceEntry) => {
+    lines++;
+    if (lines <= maxLines) trace.push(entry);
+    else if (lines === maxLines + 1) trace.push({ type: 'trace_capped', data: { maxLines, message: `The agent's output beyond ${maxLines} lines is not kept (FLOWS_TRACE_MAX_LINES).` } });
+  };
+  const output = (stream: 'stdout' | 'stderr', texts: string[]) => texts.forEach((text) => record({ type: 'agent_output', data: { stream, text } }));
   return {
-    output: (stream: 'stdout' | 'stderr', text: string) => output(stream, streams[stream].push(text)),
+    output(stream: 'stdout' | 'stderr', text: string) {
+      const entries = stream === 'stdout' ? agent?.line(text) : null;
+      if (!entries) return output(stream, streams[stream].push(text));
+      entries.forEach((entry) => record({ type: entry.type, data: masker.value(entry.data) }));
+      if (entries.some((entry) => entry.type === 'usage')) trace.usage(agent!.usage()!);
+      if (agent!.crossed() && entries.some((entry) => entry.data.reason === 'budget_exceeded')) onBudget();
+    },
     provisioning: (data: Record<string, unknown>) => trace.push({ type: 'target_provisioning', data: masker.value({ targetId, ...data }) }),
     sandbox: (type: 'network_denied' | 'resource_limit', data: Record<string, unknown>) => trace.push({ type, data: masker.value(data) }),
     /** What was held back for a value that might continue. */
     end: () => (['stdout', 'stderr'] as const).forEach((stream) => output(stream, streams[stream].end())),
-    outcome: (outcome: Outcome): Outcome =>
-      outcome.state === 'succeeded' ? { ...outcome, result: masker.value(outcome.result) } : { ...outcome, error: masker.text(outcome.error) },
+    outcome(reported: Outcome): Outcome {
+      const outcome = agent ? agent.outcome(reported) : reported;
+      return outcome.state === 'succeeded' ? { ...outcome, result: masker.value(outcome.result) } : { ...outcome, error: masker.text(outcome.error) };
+    },
   };
 }
 
 /** Trace entries of a running agent, written in batches: one transaction per batch, not per line. */
 function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   let buffer: TraceEntry[] = [];
+  /** What the agent spent, written with the next batch. */
+  let usage: RunUsage | undefined;
   let writing: Promise<void> = Promise.resolve();
   let timer: NodeJS.Timeout | null = null;
   const flush = () => {
     if (timer) clearTimeout(timer);
     timer = null;
     const batch = buffer;
+    const spent = usage;
     buffer = [];
+    usage = undefined;
     if (batch.length) {
       writing = writing
         .then(async () => {
-          await repo.append(runId, batch);
+          await repo.append(runId, batch, spent);
         })
         .catch((err) => logger.error({ err, runId }, 'writing the trace failed'));
     }
@@ -109,6 +128,9 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
       buffer.push(entry);
       if (buffer.length >= FLUSH_AT) void flush();
       else timer ??= setTimeout(flush, FLUSH_EVERY_MS);
+    },
+    usage(spent: RunUsage) {
+      usage = spent;
     },
     flush,
   };
@@ -207,19 +229,29 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         return;
       }
       const trace = traceWriter(repo, runId, logger);
-      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines);
-      const execution = await executor.start(
-        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, timeoutSeconds: target.timeoutSeconds, env: env.env, network: job.network as RunSpec['network'] },
+      const agent = (job.agent ?? DEFAULT_AGENT) as JobAgent;
+      // A budget crossed stops the execution, at once or as soon as it exists.
+      let execution: Execution | undefined;
+      let overBudget = false;
+      const stopForBudget = () => {
+        overBudget = true;
+        execution?.stop();
+      };
+      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }) : null, stopForBudget);
+      execution = await executor.start(
+        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, agent, timeoutSeconds: target.timeoutSeconds, env: env.env, network: job.network as RunSpec['network'] },
         events,
       );
-      executions.set(runId, { tenantId, stop: () => execution.stop() });
+      const started = execution;
+      if (overBudget) started.stop();
+      executions.set(runId, { tenantId, stop: () => started.stop() });
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
       if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref }))) {
         state = 'running';
         notify(tenantId, 'started', runId);
-      } else execution.stop();
-      const outcome = events.outcome(await execution.done);
+      } else started.stop();
+      const outcome = events.outcome(await started.done);
       events.end();
       await trace.flush();
       await finishSurely(db, runId, outcome, state, tries);

@@ -174,6 +174,7 @@ interface RunRow {
   replayOf: string | null;
   startKey: string | null;
   attempt: number;
+  usage: unknown;
 }
 
 /** What the cause in a triggered run's start key (`<type>:<trigger>:<cause>`) names, by the trigger's type. */
@@ -202,5 +203,6 @@ export function runView(run: RunRow): RunView {
     finishedAt: run.finishedAt?.toISOString() ?? null,
     replayOf: run.replayOf,
     attempt: run.attempt,
+    usage: (run.usage as RunView['usage']) ?? null,
   };
 }

@@ -2,13 +2,15 @@
 // life are hand-written statements (db/sql.ts): a state change and its trace events are one batch, guarded
 // by the state it moves from, and trace positions come from the run row itself (`traceLength`, raised by
 // the same write), so concurrent writers never take the same `seq` and nothing is read first.
+import type { components } from '../../generated/openapi';
+import type { RunUsage } from '../agents/agent-events-fns';
 import type { SqlParam } from '../db/sql';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
 
 export interface TraceEntry {
-  type: 'prompt_rendered' | 'target_provisioning' | 'agent_output' | 'result' | 'error' | 'state_changed' | 'flow_control' | 'trace_capped' | 'network_denied' | 'resource_limit';
+  type: components['schemas']['RunTraceEvent']['type'];
   data: Record<string, unknown>;
 }
 
@@ -208,7 +210,8 @@ export function createRunsRepo(db: TenantDb) {
       return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
     },
 
-    append: (runId: string, entries: TraceEntry[]) => write(runId, entries, null, null),
+    /** Appends to the trace, and sets what the agent spent so far when given. */
+    append: (runId: string, entries: TraceEntry[], usage?: RunUsage) => write(runId, entries, usage ? { text: '"usage" = ?::jsonb', params: [{ json: usage }] } : null, null),
 
     /**
      * Queues the run again for attempt `attempt`, startable from `notBefore` (recording why in its trace);

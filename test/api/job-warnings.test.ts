@@ -1,8 +1,9 @@
 // A job's warnings through the API: real GitHub example payloads delivered to a GitHub source, then jobs
-// reading paths GitHub's schemas have no room for, or that the recorded deliveries never carried.
+// reading paths GitHub's schemas have no room for, or that the recorded deliveries never carried; and a job
+// naming no target on a server with no default one.
 import examples from '@octokit/webhooks-examples';
 import request from 'supertest';
-import { startTestApp, type TestApp } from '../support/app';
+import { startOtherInstance, startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
 import { createJob, githubDelivery } from '../support/kit';
@@ -14,7 +15,8 @@ let sourceId: string;
 const labeled = (examples as { name: string; examples: Record<string, any>[] }[]).find((event) => event.name === 'issues')!.examples.find((payload) => payload.action === 'labeled')!;
 
 beforeAll(async () => {
-  app = await startTestApp();
+  // A local agent makes `local` the default target: these jobs name none.
+  app = await startTestApp({ localAgent: { command: 'true', timeoutSeconds: 60, sandbox: 'off' } });
   const owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
   const source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
@@ -72,4 +74,19 @@ it('warns of a flow-control key the listed events never carry, as of the templat
   expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.warnings).toEqual([warning]);
   const fixed = (await call(app, 'PATCH', `/api/v1/jobs/${job.id}`, { headers: bearer, body: { flowControl: key('payload.issue.number') } })).body;
   expect(fixed.warnings).toEqual([]);
+});
+
+it('warns of a job naming no target on a server with no default one, saying what the operator must set', async () => {
+  const bare = await startOtherInstance(app, { config: { localAgent: null } });
+  try {
+    const body = { name: 'Nowhere to run', promptTemplate: 'x', triggers: [{ type: 'invocation' }] };
+    const job = await createJob(bare, bearer, body);
+    const warning = { field: 'executionTargetId', message: expect.stringContaining('the operator must set FLOWS_LOCAL_AGENT_COMMAND') };
+    expect(job.warnings).toEqual([warning]);
+    expect((await call(bare, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.warnings).toEqual([warning]);
+    // Where `local` is the default, the same job has nothing to warn of.
+    expect((await call(app, 'GET', `/api/v1/jobs/${job.id}`, { headers: bearer })).body.warnings).toEqual([]);
+  } finally {
+    await bare.close();
+  }
 });

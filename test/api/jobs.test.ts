@@ -104,6 +104,7 @@ describe('create', () => {
       concurrencyLimit: 1,
       model: null,
       effort: null,
+      agent: { kind: 'command' },
       env: {},
       flowControl: {},
       enabled: true,
@@ -114,7 +115,8 @@ describe('create', () => {
       ],
       createdAt: expect.stringMatching(/Z$/),
       updatedAt: expect.stringMatching(/Z$/),
-      warnings: [],
+      // This server has no local agent, so a job naming no target has nowhere to run yet.
+      warnings: [{ field: 'executionTargetId', message: expect.stringContaining('this server has no default target') }],
     });
     expect(new Set(made.triggers.map((trigger: { id: string }) => trigger.id)).size).toBe(3);
     expect(expectStatus(await jobs.get(made.id), 200)).toEqual(made);
@@ -555,7 +557,7 @@ describe('scopes and the owner session', () => {
     const made = await created(writer.create(job()));
     const reader = jobsApi({ authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read'] })}` });
     const { warnings, ...listed } = made;
-    expect(warnings).toEqual([]);
+    expect(warnings).toHaveLength(1);
     expect(expectStatus(await reader.list(), 200)).toEqual([listed]);
     expect(expectStatus(await reader.get(made.slug), 200)).toEqual(made);
     const attempts = [() => reader.create(job()), () => reader.update(made.id, { name: 'x' }), () => reader.remove(made.id), () => reader.enable(made.id), () => reader.disable(made.id)];

@@ -56,7 +56,11 @@ describe('loadConfig', () => {
   it('sandboxes the local agent unless told not to, and reads its binds and variables', () => {
     writeFileSync(path.join(dir, 'bound.txt'), '');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({
-      command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'public', allow: [], uid: 65534, limits: DEFAULT_LIMITS, binds: [], env: [],
+      command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'public', allow: [], uid: 65534, limits: DEFAULT_LIMITS, binds: [], env: [], agentBins: {},
+    });
+    // Each agent kind's CLI where the operator put it.
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_BIN_CLAUDE_CODE: '/opt/claude/claude', FLOWS_AGENT_BIN_CODEX: ' /opt/codex ' }).localAgent?.agentBins).toEqual({
+      'claude-code': '/opt/claude/claude', codex: '/opt/codex',
     });
     // `on`, the earlier name of `public`, is still taken; an allowlist names domains.
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'on' }).localAgent?.network).toBe('public');
@@ -83,6 +87,7 @@ describe('loadConfig', () => {
     ['FLOWS_LOCAL_AGENT_PIDS', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_PIDS: '2' }],
     ['FLOWS_LOCAL_AGENT_BIND', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_BIND: '/no/such/path' }],
     ['FLOWS_LOCAL_AGENT_ENV', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_ENV: 'NOT-A-NAME' }],
+    ['FLOWS_AGENT_BIN_GEMINI', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_BIN_GEMINI: 'gemini' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: 'lots' }],
     ['FLOWS_RATE_LIMIT_API_ADDRESS', { FLOWS_RATE_LIMIT_API_ADDRESS: '1.5' }],

@@ -16,23 +16,24 @@ const RANKS: Record<string, number> = {
   oauth: 5,
   account: 5,
   pages: 6,
-  // Domains, each above the ones it builds on: conditions and execution targets stand alone, jobs compile
-  // conditions and name targets, runs start jobs on targets, intake and events start and report runs. Each
-  // domain's console pages are drawn with the console's parts.
+  // Domains, each above the ones it builds on: conditions and agents' streams stand alone, execution
+  // targets run agents, jobs compile conditions and name targets and agents, runs start jobs on targets,
+  // intake and events start and report runs. Each domain's console pages are drawn with the console's parts.
   triggers: 7,
-  integrations: 7,
+  agents: 7,
   secrets: 7,
-  jobs: 8,
-  runs: 9,
-  webhooks: 10,
-  events: 10,
+  integrations: 8,
+  jobs: 9,
+  runs: 10,
+  webhooks: 11,
+  events: 11,
   // The surfaces over them, and the one place that wires them together.
-  mcp: 11,
-  cli: 11,
-  'domains.ts': 12,
-  'app.ts': 13,
-  'instance.ts': 14,
-  'main.ts': 15,
+  mcp: 12,
+  cli: 12,
+  'domains.ts': 13,
+  'app.ts': 14,
+  'instance.ts': 15,
+  'main.ts': 16,
 };
 
 function sourceFiles(dir: string): string[] {

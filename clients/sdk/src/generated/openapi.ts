@@ -1213,7 +1213,15 @@ export interface components {
          *       "startedAt": "2025-06-04T08:22:10Z",
          *       "finishedAt": "2025-06-04T08:31:45Z",
          *       "replayOf": null,
-         *       "attempt": 1
+         *       "attempt": 1,
+         *       "usage": {
+         *         "inputTokens": 48210,
+         *         "outputTokens": 3120,
+         *         "cachedTokens": 40100,
+         *         "turns": 7,
+         *         "costUsd": 0.1843,
+         *         "costSource": "reported"
+         *       }
          *     }
          */
         Run: {
@@ -1273,6 +1281,8 @@ export interface components {
             attempt: number;
             /** @description The run this run replays (`POST /api/v1/runs/{runId}/replay`); null otherwise. */
             replayOf: string | null;
+            /** @description What the agent spent, for runs of agents whose events Flows reads (`agent.kind` other than `command`), from their first usage report on (updated as the run goes); null otherwise. */
+            usage: components["schemas"]["RunUsage"] | null;
         };
         /**
          * @description One entry of a run's trace: an ordered, timestamped record of what happened. Secrets are redacted before they are stored.
@@ -1295,10 +1305,18 @@ export interface components {
              */
             at: string;
             /**
-             * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a chunk of agent output), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
+             * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a line of agent output as text: every line of a `command` agent, and any line of another kind's stream that is not one of its events), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
+             *     Read from the event stream of an agent other than `command` (long texts are cut at 8,000 characters):
+             *     - `session_started`: `agent` (its kind), `sessionId`, and `model` where the CLI says;
+             *     - `message`: `text`, what the agent said;
+             *     - `tool_call`: `id`, `name`, `input` (a tool other than a shell command or a file edit); `tool_result`: `id`, `output`, `isError`;
+             *     - `command`: a shell command the agent ran, once it ended: `command`, `exitCode` (null when the CLI does not say), `output`;
+             *     - `file_change`: `path`, `kind` (`add`, `update` or `delete`; `write` when the CLI does not say which);
+             *     - `usage`: the run's totals so far (the fields of `RunUsage`);
+             *     - `error` also carries the agent's own errors (`data.message`, `data.fatal`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "session_started" | "message" | "tool_call" | "tool_result" | "command" | "file_change" | "usage" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;
@@ -1810,6 +1828,9 @@ export interface components {
          *       "concurrencyLimit": 2,
          *       "model": "large",
          *       "effort": "high",
+         *       "agent": {
+         *         "kind": "claude-code"
+         *       },
          *       "triggers": [
          *         {
          *           "type": "webhook",
@@ -1864,6 +1885,7 @@ export interface components {
             model?: string;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`). */
             effort?: string;
+            agent?: components["schemas"]["JobAgent"];
             network?: components["schemas"]["JobNetwork"];
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
@@ -1895,6 +1917,8 @@ export interface components {
             model?: string | null;
             /** @description Reasoning effort requested from the coding agent (provider-specific, e.g. `low`, `medium`, `high`); `null` goes back to the agent's default. */
             effort?: string | null;
+            /** @description Replaces the job's agent settings as a whole; `{ "kind": "command" }` goes back to the target's own command. */
+            agent?: components["schemas"]["JobAgent"];
             /** @description Replaces the job's network allowlist; `null` removes it (the target's policy alone applies). */
             network?: components["schemas"]["JobNetwork"] | null;
             env?: components["schemas"]["JobEnv"];
@@ -2137,6 +2161,9 @@ export interface components {
          *       "flowControl": {},
          *       "model": "large",
          *       "effort": "high",
+         *       "agent": {
+         *         "kind": "claude-code"
+         *       },
          *       "env": {
          *         "GIT_AUTHOR_NAME": "Flows agent",
          *         "GITHUB_TOKEN": {
@@ -2207,6 +2234,8 @@ export interface components {
             model: string | null;
             /** @description Reasoning effort requested from the coding agent; null means the agent's default. */
             effort: string | null;
+            /** @description The coding agent that runs the prompt; `{ "kind": "command" }` for a job that sets none. */
+            agent: components["schemas"]["JobAgent"];
             network?: components["schemas"]["JobNetwork"];
             env: components["schemas"]["JobEnv"];
             /** @description Whether the job accepts invocations and its triggers fire. */
@@ -2224,16 +2253,75 @@ export interface components {
              */
             updatedAt: string;
             /**
-             * @description Paths the job reads that its deliveries may never carry, on every answer about one job (`createJob`, `getJob`, `updateJob`, `enableJob`, `disableJob`), not in lists (read the job for them). A job is never refused for them, on save, on read or when it runs, and a job saved before they were computed is flagged the same way. A path of a template, of a flow-control key (what it selects as written), or of a webhook trigger's conditions (a leaf's `path`, or a selection written out in `if`) is flagged when:
+             * @description What may keep the job from working as meant, on every answer about one job (`createJob`, `getJob`, `updateJob`, `enableJob`, `disableJob`), not in lists (read the job for them). A job is never refused for them, on save, on read or when it runs, and a job saved before they were computed is flagged the same way. A path of a template, of a flow-control key (what it selects as written), or of a webhook trigger's conditions (a leaf's `path`, or a selection written out in `if`) is flagged when:
              *     - the trigger's source is a GitHub source and no payload of the events the trigger lists has room for it, by GitHub's published webhook schemas (`@octokit/webhooks-schemas`; they can lag behind GitHub, hence a warning);
              *     - none of the source's 50 most recent recorded deliveries of those events carried it, with the count.
+             *
+             *     A job that names no `executionTargetId` on a server with no default target is flagged on `executionTargetId`, saying what the operator must set.
              */
             warnings?: components["schemas"]["JobWarning"][];
         };
-        /** @description A path a job reads that its deliveries may never carry. */
+        /**
+         * @description Which coding agent a job runs. `command`: the target's own command (`FLOWS_LOCAL_AGENT_COMMAND`, a Docker target's `command`, the VM host's agent), the prompt on its stdin, each output line recorded as text (`agent_output`). The others run that agent's CLI headless, with the command line built by Flows (JSON events, acting without asking inside the sandbox unless `permissionMode` says otherwise), and read its events into the typed trace and the run's `usage`: `claude-code` (`claude`), `codex` (`codex exec`), `gemini` (`gemini`), `opencode` (`opencode run`), `cursor` (`cursor-agent`). On the local target the CLI is found on the server's `PATH` or at the path the operator sets (`FLOWS_AGENT_BIN_CLAUDE_CODE`, `FLOWS_AGENT_BIN_CODEX`, …); in a Docker target, on the image's `PATH`. VM-host targets run only `command`.
+         * @enum {string}
+         */
+        AgentKind: "command" | "claude-code" | "codex" | "gemini" | "opencode" | "cursor";
+        /**
+         * @description The coding agent that runs a job's prompt, and the limits it runs within. The job's `model` and `effort` go to the CLI where it has them (`effort`: Claude Code `--effort`, Codex `model_reasoning_effort`). A setting a kind's CLI lacks is refused with 400 `validation_failed` naming the kinds that have it. A run that crosses `maxTurns` or `maxCostUsd` is stopped and ends `failed`, its error and an `error` trace event (`reason: "budget_exceeded"`) naming the budget and the figure reached.
+         * @example {
+         *       "kind": "claude-code",
+         *       "maxTurns": 30,
+         *       "maxCostUsd": 2.5
+         *     }
+         */
+        JobAgent: {
+            kind: components["schemas"]["AgentKind"];
+            /** @description The most model turns a run may take (as the CLI counts them, see `RunUsage.turns`). Passed to Claude Code as `--max-turns`, and enforced by Flows for every kind as the events arrive. Not for `command`. */
+            maxTurns?: number;
+            /** @description The most a run may cost, in US dollars, by the cost the agent reports (Claude Code, opencode) or the operator's price table computes (`FLOWS_MODEL_PRICES`); a run whose cost is unknown cannot be held to it, so a kind or model without either is refused it at run time (the run fails, saying so). Not for `command`. */
+            maxCostUsd?: number;
+            /**
+             * @description `act` (the default): the agent edits files and runs commands without asking, inside its sandbox (Claude Code `--permission-mode bypassPermissions`, Codex `--sandbox danger-full-access` (the target's sandbox is the boundary), Gemini `--approval-mode yolo`, opencode `--auto`, Cursor `--force`). `read-only`: it may read and answer but not change anything (Claude Code `--permission-mode plan`, Codex `--sandbox read-only`, Gemini `--approval-mode plan`, opencode and Cursor without auto-approval, so that every action needing approval is refused). Not for `command`.
+             * @enum {string}
+             */
+            permissionMode?: "act" | "read-only";
+            /** @description Tools the agent may use without asking, in its CLI's own syntax (Claude Code `--allowedTools`, e.g. `Bash(git:*)`; Gemini `--allowed-tools`). Only `claude-code` and `gemini`. */
+            allowedTools?: string[];
+            /** @description Tools the agent may not use, in its CLI's own syntax (Claude Code `--disallowedTools`, e.g. `WebFetch`). Only `claude-code`. */
+            disallowedTools?: string[];
+        };
+        /**
+         * @description What a run's agent spent, from its event stream; tokens are summed over the run's model turns. Cost is what the agent reported (`costSource` `reported`), or computed from the tokens and the operator's price table for the model (`computed`), or unknown (`costUsd` null, `costSource` `unknown`); it is never guessed.
+         * @example {
+         *       "inputTokens": 48210,
+         *       "outputTokens": 3120,
+         *       "cachedTokens": 40100,
+         *       "turns": 7,
+         *       "costUsd": 0.1843,
+         *       "costSource": "reported"
+         *     }
+         */
+        RunUsage: {
+            /** @description Input tokens of every model turn, those read from a cache included. */
+            inputTokens: number;
+            /** @description Output tokens of every model turn (reasoning included where the CLI reports it). */
+            outputTokens: number;
+            /** @description The part of `inputTokens` read from the provider's prompt cache. */
+            cachedTokens: number;
+            /** @description Model turns, as the CLI counts them (Claude Code's `num_turns`, Codex's turns, opencode's steps, Gemini's and Cursor's model responses). */
+            turns: number;
+            /** @description The run's cost in US dollars; null when unknown. */
+            costUsd: number | null;
+            /**
+             * @description Where `costUsd` comes from.
+             * @enum {string}
+             */
+            costSource: "reported" | "computed" | "unknown";
+        };
+        /** @description Something in a saved job that is allowed but will likely not work as meant — a path it reads that its deliveries may never carry, or no execution target when this server has no default one (`field` is `executionTargetId`). */
         JobWarning: {
             /**
-             * @description Where the path is, as a JSON-style path into the job (`promptTemplate`, `flowControl.concurrency.key`, `triggers[0].conditions.all[1].path`, `triggers[0].conditions.if`).
+             * @description Where it is, as a JSON-style path into the job (`executionTargetId`, `promptTemplate`, `flowControl.concurrency.key`, `triggers[0].conditions.all[1].path`, `triggers[0].conditions.if`).
              * @example triggers[0].conditions.all[0].path
              */
             field: string;
@@ -3626,7 +3714,8 @@ export interface components {
          *         "startedAt": "2025-06-04T08:22:10Z",
          *         "finishedAt": "2025-06-04T08:31:45Z",
          *         "replayOf": null,
-         *         "attempt": 1
+         *         "attempt": 1,
+         *         "usage": null
          *       }
          *     }
          */
@@ -4267,6 +4356,9 @@ export interface operations {
                      *         "flowControl": {},
                      *         "model": "large",
                      *         "effort": "high",
+                     *         "agent": {
+                     *           "kind": "claude-code"
+                     *         },
                      *         "env": {},
                      *         "enabled": true,
                      *         "triggers": [
@@ -4344,6 +4436,9 @@ export interface operations {
                  *       "concurrencyLimit": 2,
                  *       "model": "large",
                  *       "effort": "high",
+                 *       "agent": {
+                 *         "kind": "claude-code"
+                 *       },
                  *       "triggers": [
                  *         {
                  *           "type": "webhook",
@@ -4403,6 +4498,9 @@ export interface operations {
                      *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "agent": {
+                     *         "kind": "claude-code"
+                     *       },
                      *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
@@ -4494,6 +4592,9 @@ export interface operations {
                      *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "agent": {
+                     *         "kind": "claude-code"
+                     *       },
                      *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
@@ -4626,6 +4727,9 @@ export interface operations {
                      *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "medium",
+                     *       "agent": {
+                     *         "kind": "claude-code"
+                     *       },
                      *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
@@ -4718,6 +4822,9 @@ export interface operations {
                      *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "agent": {
+                     *         "kind": "claude-code"
+                     *       },
                      *       "env": {},
                      *       "enabled": true,
                      *       "triggers": [
@@ -4808,6 +4915,9 @@ export interface operations {
                      *       "flowControl": {},
                      *       "model": "large",
                      *       "effort": "high",
+                     *       "agent": {
+                     *         "kind": "claude-code"
+                     *       },
                      *       "env": {},
                      *       "enabled": false,
                      *       "triggers": [
@@ -5531,7 +5641,8 @@ export interface operations {
                      *         "startedAt": "2025-06-04T08:22:10Z",
                      *         "finishedAt": "2025-06-04T08:31:45Z",
                      *         "replayOf": null,
-                     *         "attempt": 1
+                     *         "attempt": 1,
+                     *         "usage": null
                      *       }
                      *     ]
                      */
@@ -5590,7 +5701,8 @@ export interface operations {
                      *       "startedAt": "2025-06-04T08:22:10Z",
                      *       "finishedAt": "2025-06-04T08:31:45Z",
                      *       "replayOf": null,
-                     *       "attempt": 1
+                     *       "attempt": 1,
+                     *       "usage": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -5764,7 +5876,8 @@ export interface operations {
                      *       "startedAt": "2025-06-04T08:22:10Z",
                      *       "finishedAt": null,
                      *       "replayOf": null,
-                     *       "attempt": 1
+                     *       "attempt": 1,
+                     *       "usage": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];

@@ -1,0 +1,6 @@
+-- AlterTable
+ALTER TABLE "Job" ADD COLUMN "agent" JSONB;
+
+-- AlterTable
+ALTER TABLE "Run" ADD COLUMN "usage" JSONB;
+

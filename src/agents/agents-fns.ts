@@ -1,0 +1,131 @@
+// The agent a job runs: which settings each kind's CLI has, the command line Flows builds for it (headless,
+// JSON events, acting without asking inside the sandbox unless told otherwise, the prompt on stdin), the
+// reader of its stream, and what a run's outcome is once the stream has been read.
+import { AGENT_CLIS, isStreamKind } from '../lib/agent-clis';
+import type { JobAgent, Spent, StreamKind, StreamReader } from './agent-events-fns';
+import { claudeCodeReader } from './claude-code-stream-fns';
+import { codexReader } from './codex-stream-fns';
+import { cursorReader } from './cursor-stream-fns';
+import { geminiReader } from './gemini-stream-fns';
+import { opencodeReader } from './opencode-stream-fns';
+
+export const DEFAULT_AGENT: JobAgent = { kind: 'command' };
+
+const READERS: Record<StreamKind, () => StreamReader> = { 'claude-code': claudeCodeReader, codex: codexReader, gemini: geminiReader, opencode: opencodeReader, cursor: cursorReader };
+
+export const streamReader = (kind: StreamKind): StreamReader => READERS[kind]();
+
+/** How an operator installs each kind's CLI, for the error of a run that cannot find it. */
+export const AGENT_INSTALL: Record<StreamKind, string> = {
+  'claude-code': 'npm install -g @anthropic-ai/claude-code',
+  codex: 'npm install -g @openai/codex',
+  gemini: 'npm install -g @google/gemini-cli',
+  opencode: 'npm install -g opencode-ai',
+  cursor: 'curl https://cursor.com/install -fsS | bash',
+};
+
+/** The kinds whose CLI has each setting that only some have. */
+const SETTING_KINDS: Partial<Record<keyof JobAgent, StreamKind[]>> = {
+  allowedTools: ['claude-code', 'gemini'],
+  disallowedTools: ['claude-code'],
+};
+const STREAM_SETTINGS = ['maxTurns', 'maxCostUsd', 'permissionMode', 'allowedTools', 'disallowedTools'] as const;
+
+/** Why a job's agent settings cannot be saved: a setting its kind lacks. */
+export function agentProblem(agent: JobAgent): string | null {
+  for (const setting of STREAM_SETTINGS) {
+    if (agent[setting] === undefined) continue;
+    if (!isStreamKind(agent.kind)) return `\`agent.${setting}\` is for agents whose events Flows reads, not \`command\` (the target's own command).`;
+    const kinds = SETTING_KINDS[setting];
+    if (kinds && !kinds.includes(agent.kind)) return `\`agent.${setting}\` is not a setting of \`${agent.kind}\`; only ${kinds.map((kind) => `\`${kind}\``).join(' and ')} ${kinds.length > 1 ? 'have' : 'has'} it.`;
+  }
+  return null;
+}
+
+/** `value` as one word of a POSIX shell command line. */
+export const shellWord = (value: string) => `'${value.replace(/'/g, `'\\''`)}'`;
+
+/** What the command line is built from besides the agent settings. */
+export interface AgentCall {
+  /** The CLI's path, or its name on `PATH`. */
+  bin: string;
+  model: string | null;
+  effort: string | null;
+}
+
+const flag = (name: string, value: string | number | null | undefined) => (value === null || value === undefined ? [] : [name, String(value)]);
+
+/**
+ * The command line of an agent's CLI, for /bin/sh, with the prompt on stdin; CLIs that take the prompt
+ * only as an argument get it read from stdin by the shell (`"$(cat)"`).
+ */
+export function agentCommandLine(agent: JobAgent & { kind: StreamKind }, { bin, model, effort }: AgentCall): string {
+  const act = agent.permissionMode !== 'read-only';
+  let args: string[];
+  let promptArgument = false;
+  switch (agent.kind) {
+    case 'claude-code':
+      args = [
+        '-p',
+        '--output-format',
+        'stream-json',
+        '--verbose',
+        '--permission-mode',
+        act ? 'bypassPermissions' : 'plan',
+        ...flag('--model', model),
+        ...flag('--effort', effort),
+        ...flag('--max-turns', agent.maxTurns),
+        ...flag('--max-budget-usd', agent.maxCostUsd),
+        ...(agent.allowedTools?.length ? ['--allowedTools', ...agent.allowedTools] : []),
+        ...(agent.disallowedTools?.length ? ['--disallowedTools', ...agent.disallowedTools] : []),
+      ];
+      break;
+    case 'codex':
+      // No plugins (fetched from GitHub) and no analytics: nothing leaves the sandbox but the model's calls.
+      args = [
+        'exec',
+        '--json',
+        '--skip-git-repo-check',
+        '--disable',
+        'plugins',
+        '-c',
+        'analytics.enabled=false',
+        '--sandbox',
+        act ? 'danger-full-access' : 'read-only',
+        ...flag('--model', model),
+        ...(effort ? ['-c', `model_reasoning_effort=${JSON.stringify(effort)}`] : []),
+        '-',
+      ];
+      break;
+    case 'gemini':
+      args = ['--output-format', 'stream-json', '--approval-mode', act ? 'yolo' : 'plan', '--skip-trust', ...flag('--model', model), ...(agent.allowedTools?.length ? ['--allowed-tools', ...agent.allowedTools] : [])];
+      break;
+    case 'opencode':
+      args = ['run', '--format', 'json', ...(act ? ['--auto'] : []), ...flag('--model', model)];
+      promptArgument = true;
+      break;
+    case 'cursor':
+      args = ['-p', '--output-format', 'stream-json', '--trust', ...(act ? ['--force'] : []), ...flag('--model', model)];
+      promptArgument = true;
+      break;
+  }
+  return `exec ${[bin, ...args].map(shellWord).join(' ')}${promptArgument ? ' "$(cat)"' : ''}`;
+}
+
+/** Variables every run of the kind gets: no update checks or other calls home from inside the sandbox. */
+export function agentVariables(kind: StreamKind): Record<string, string> {
+  if (kind === 'claude-code') return { DISABLE_AUTOUPDATER: '1', CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1', IS_SANDBOX: '1' };
+  if (kind === 'gemini') return { GEMINI_CLI_NO_RELAUNCH: 'true' };
+  return {};
+}
+
+/** The budget a run's spending crossed, said as its error; null while within them. */
+export function budgetCrossed(agent: JobAgent, spent: Spent): string | null {
+  if (agent.maxTurns !== undefined && spent.turns > agent.maxTurns) return `budget_exceeded: the agent took ${spent.turns} turns, over its budget of ${agent.maxTurns} (agent.maxTurns).`;
+  if (agent.maxCostUsd !== undefined && spent.costUsd !== null && spent.costUsd > agent.maxCostUsd) {
+    return `budget_exceeded: the agent spent $${spent.costUsd.toFixed(4)}, over its budget of $${agent.maxCostUsd} (agent.maxCostUsd).`;
+  }
+  return null;
+}
+
+export { AGENT_CLIS, isStreamKind };

@@ -1,0 +1,82 @@
+// A run's agent stream, for agents whose events Flows reads: each line of the agent's stdout becomes its
+// trace events (or stays a text line when it is not one of them), what the agent spent is kept as the run's
+// usage, a budget crossed is said once, and the run's outcome is read from how the stream ended.
+import { agentOutcome } from './agent-outcome-fns';
+import { budgetCrossed, streamReader } from '../agents/agents-fns';
+import type { AgentEvent, JobAgent, RunUsage, Spent, StreamKind } from '../agents/agent-events-fns';
+import type { Outcome } from '../integrations/executor';
+import type { TraceEntry } from './runs-repo';
+
+/** Texts longer than this are cut in the trace (a tool's whole output is the agent's, not the trace's). */
+export const MAX_TEXT = 8_000;
+
+const cut = (text: string) => (text.length > MAX_TEXT ? `${text.slice(0, MAX_TEXT)}… [cut]` : text);
+
+/** The event as it is recorded: long texts cut, a tool's input kept only when small. */
+function recorded(event: AgentEvent): TraceEntry {
+  switch (event.type) {
+    case 'message':
+      return { type: 'message', data: { text: cut(event.data.text) } };
+    case 'tool_result':
+    case 'command':
+      return { type: event.type, data: { ...event.data, output: cut(event.data.output) } };
+    case 'tool_call': {
+      const input = JSON.stringify(event.data.input ?? {});
+      return { type: 'tool_call', data: { ...event.data, input: input.length > MAX_TEXT ? cut(input) : event.data.input } };
+    }
+    case 'usage':
+      return { type: 'usage', data: { ...usageOf(event.data) } };
+    case 'error':
+      return { type: 'error', data: { ...event.data, message: cut(event.data.message) } };
+    default:
+      return event;
+  }
+}
+
+/** What a run spent, with where its cost comes from: the agent's report, or unknown (never a guess). */
+export const usageOf = (spent: Spent): RunUsage => ({
+  inputTokens: spent.inputTokens,
+  outputTokens: spent.outputTokens,
+  cachedTokens: spent.cachedTokens,
+  turns: spent.turns,
+  costUsd: spent.costUsd,
+  costSource: spent.costUsd === null ? 'unknown' : 'reported',
+});
+
+export function agentStream(agent: JobAgent & { kind: StreamKind }) {
+  const reader = streamReader(agent.kind);
+  let crossed: string | null = null;
+  return {
+    /** The trace entries of a line of stdout; null when it is not an event of the stream (kept as text). */
+    line(text: string): TraceEntry[] | null {
+      if (!text.startsWith('{')) return null;
+      let event: unknown;
+      try {
+        event = JSON.parse(text);
+      } catch {
+        return null;
+      }
+      if (typeof event !== 'object' || event === null || Array.isArray(event)) return null;
+      const events = reader.read(event as Record<string, unknown>);
+      if (!events) return null;
+      const entries = events.map(recorded);
+      const spent = reader.summary().spent;
+      if (!crossed && spent && (crossed = budgetCrossed(agent, spent))) entries.push({ type: 'error', data: { message: crossed, reason: 'budget_exceeded', fatal: true } });
+      return entries;
+    },
+    /** What the agent spent so far; null before its first report. */
+    usage(): RunUsage | null {
+      const spent = reader.summary().spent;
+      return spent && usageOf(spent);
+    },
+    /** The budget the agent crossed, as the run's error; null while it is within its budgets. */
+    crossed: () => crossed,
+    /** The run's outcome, from the executor's and the stream's. */
+    outcome(outcome: Outcome): Outcome {
+      if (crossed && outcome.state !== 'succeeded') return { state: 'failed', error: crossed, cause: 'resource_limit' };
+      return agentOutcome(outcome, reader.summary());
+    },
+  };
+}
+
+export type AgentStream = ReturnType<typeof agentStream>;

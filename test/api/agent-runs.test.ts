@@ -1,0 +1,186 @@
+// Jobs that name their agent, run end to end: the real Claude Code and Codex CLIs in the local sandbox,
+// reaching a scripted model provider on loopback through the run's egress proxy (which counts the provider's
+// made-up name as public), and the fake Gemini, opencode and Cursor CLIs replaying their recorded streams.
+// The run's trace says what the agent did, typed; its usage says what it spent; its API key, a tenant
+// secret, shows nowhere.
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { startTestApp, type TestApp } from '../support/app';
+import { agentCliPath } from '../support/agent-clis';
+import { startFakeModelProvider, type FakeModelProvider } from '../support/fake-model-provider';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+import { createJob } from '../support/kit';
+
+jest.setTimeout(120_000);
+
+const MODEL_HOST = 'models.example.test';
+const API_KEY = 'sk-test-agent-runs-5f0c2e9a71d4';
+const FAKE_CLIS = path.resolve(__dirname, '../support/fake-agent-clis');
+const FIXTURES = path.resolve(__dirname, '../fixtures/agents');
+
+let app: TestApp;
+let fake: FakeModelProvider;
+let bearer: Record<string, string>;
+let codexHome: string;
+
+beforeAll(async () => {
+  fake = await startFakeModelProvider();
+  const port = new URL(fake.url).port;
+  // Codex reaches a provider other than OpenAI's only through its configuration, kept where the job says (CODEX_HOME).
+  codexHome = mkdtempSync(path.join(tmpdir(), 'flows-codex-home-'));
+  writeFileSync(
+    path.join(codexHome, 'config.toml'),
+    `model_provider = "fake"\n[model_providers.fake]\nname = "fake"\nbase_url = "http://${MODEL_HOST}:${port}/v1"\nenv_key = "FAKE_MODEL_API_KEY"\nwire_api = "responses"\n`,
+  );
+  chmodSync(codexHome, 0o777);
+  app = await startTestApp(
+    {
+      localAgent: {
+        command: 'true',
+        timeoutSeconds: 90,
+        binds: [{ path: codexHome, writable: true }, { path: FAKE_CLIS, writable: false }, { path: FIXTURES, writable: false }],
+        agentBins: { 'claude-code': agentCliPath('claude'), codex: agentCliPath('codex'), gemini: path.join(FAKE_CLIS, 'gemini'), opencode: path.join(FAKE_CLIS, 'opencode'), cursor: path.join(FAKE_CLIS, 'cursor-agent') },
+      },
+    },
+    { localEgress: { resolve: async (host) => (host === MODEL_HOST ? ['127.0.0.1'] : []), isPublic: () => true } },
+  );
+  const owner = await createOwner(app.database.db);
+  bearer = { authorization: `Bearer ${await accessToken(app, owner)}` };
+  expect((await call(app, 'POST', '/api/v1/secrets', { headers: bearer, body: { name: 'MODEL_KEY', value: API_KEY } })).status).toBe(201);
+});
+
+afterAll(async () => {
+  await app?.close();
+  await fake?.close();
+  rmSync(codexHome, { recursive: true, force: true });
+});
+
+/** Invokes the job and answers its run, once ended, with its trace. */
+async function runOf(jobId: string) {
+  const invoked = await call(app, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers: bearer, body: {} });
+  expect(invoked.status).toBe(202);
+  await app.runner.idle();
+  const run = (await call(app, 'GET', `/api/v1/runs/${invoked.body.runId}`, { headers: bearer })).body;
+  const trace = (await call(app, 'GET', `/api/v1/runs/${run.id}/trace?limit=100`, { headers: bearer })).body as { type: string; data: Record<string, any> }[];
+  return { run, trace, of: (type: string) => trace.filter((event) => event.type === type).map((event) => event.data) };
+}
+
+const invocable = { promptTemplate: 'Create hello.txt saying hello, then write notes.md.', triggers: [{ type: 'invocation' }] };
+
+it('runs Claude Code in the sandbox: the command with its exit code, the file it wrote, its answer, tokens and cost', async () => {
+  const job = await createJob(app, bearer, {
+    ...invocable,
+    name: 'Claude',
+    model: 'claude-sonnet-4-5',
+    agent: { kind: 'claude-code', maxTurns: 10 },
+    env: { ANTHROPIC_BASE_URL: `http://${MODEL_HOST}:${new URL(fake.url).port}`, ANTHROPIC_API_KEY: { secret: 'MODEL_KEY' } },
+  });
+  expect(job.agent).toEqual({ kind: 'claude-code', maxTurns: 10 });
+  const before = fake.requests.length;
+  const { run, trace, of } = await runOf(job.id);
+  expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'Done: wrote hello.txt and notes.md', sessionId: expect.any(String) } });
+  expect(run.usage).toEqual({ inputTokens: 480, outputTokens: 60, cachedTokens: 150, turns: 3, costUsd: 0.0019575, costSource: 'reported' });
+  expect(of('target_provisioning')[0]).toMatchObject({ status: 'process_started', agent: 'claude-code', sandbox: 'bubblewrap' });
+  expect(of('session_started')).toEqual([{ agent: 'claude-code', sessionId: run.result.sessionId, model: 'claude-sonnet-4-5' }]);
+  expect(of('command')).toEqual([{ command: 'echo hello > hello.txt && cat hello.txt', exitCode: 0, output: 'hello' }]);
+  expect(of('file_change')).toEqual([{ path: '/workspace/notes.md', kind: 'add' }]);
+  expect(of('message')).toEqual([{ text: 'Done: wrote hello.txt and notes.md' }]);
+  expect(of('agent_output').filter((data) => data.stream === 'stdout')).toEqual([]);
+  // The model was asked with the tenant's key, with the flags Flows chose, and the key is nowhere in the trace.
+  const asked = fake.requests.slice(before).filter((request) => request.path === '/v1/messages');
+  expect(asked).toHaveLength(3);
+  expect(asked.every((request) => request.apiKey === API_KEY && request.body.model === 'claude-sonnet-4-5')).toBe(true);
+  expect(JSON.stringify(trace)).not.toContain(API_KEY);
+});
+
+it('runs Codex in the sandbox, able to edit (not its read-only default): its command unwrapped, the file it added, its tokens', async () => {
+  const job = await createJob(app, bearer, {
+    ...invocable,
+    name: 'Codex',
+    model: 'gpt-5.5',
+    agent: { kind: 'codex' },
+    env: { CODEX_HOME: codexHome, FAKE_MODEL_API_KEY: { secret: 'MODEL_KEY' } },
+  });
+  const { run, trace, of } = await runOf(job.id);
+  expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'Done: wrote hello.txt and notes.md', sessionId: expect.any(String) } });
+  expect(run.usage).toEqual({ inputTokens: 300, outputTokens: 60, cachedTokens: 150, turns: 1, costUsd: null, costSource: 'unknown' });
+  expect(of('command')).toEqual([{ command: 'echo hello > hello.txt && cat hello.txt', exitCode: 0, output: 'hello\n' }]);
+  expect(of('file_change')).toEqual([{ path: '/workspace/notes.md', kind: 'add' }]);
+  expect(of('usage').at(-1)).toEqual(run.usage);
+  expect(JSON.stringify(trace)).not.toContain(API_KEY);
+});
+
+it.each([
+  ['gemini', { turns: 3, costSource: 'unknown' }],
+  ['opencode', { turns: 3, costSource: 'reported' }],
+  ['cursor', { turns: 2, costSource: 'unknown' }],
+])('runs %s from its command line: typed trace and usage', async (kind, usage) => {
+  const job = await createJob(app, bearer, { ...invocable, name: kind, agent: { kind } });
+  const { run, of } = await runOf(job.id);
+  expect(run).toMatchObject({ state: 'succeeded', usage });
+  expect(of('command')).toEqual([expect.objectContaining({ command: 'echo hello > hello.txt && cat hello.txt', exitCode: 0 })]);
+  expect(of('file_change')).toHaveLength(1);
+  expect(of('session_started')).toHaveLength(1);
+});
+
+it('fails a run whose stream stops before its end, and keeps what came before', async () => {
+  const job = await createJob(app, bearer, { ...invocable, name: 'Truncated', agent: { kind: 'gemini' }, env: { FAKE_AGENT_SCENARIO: 'truncated' } });
+  const { run, of } = await runOf(job.id);
+  expect(run).toMatchObject({ state: 'failed', error: 'The agent exited without its final event: its stream stopped early.' });
+  expect(of('session_started')).toHaveLength(1);
+});
+
+it('stops a run that crosses its turn budget, failed with the budget and the figure', async () => {
+  const job = await createJob(app, bearer, { ...invocable, name: 'Budget', agent: { kind: 'opencode', maxTurns: 1 }, env: { FAKE_AGENT_LINE_DELAY_MS: '200' } });
+  const { run, of } = await runOf(job.id);
+  expect(run).toMatchObject({ state: 'failed', error: 'budget_exceeded: the agent took 2 turns, over its budget of 1 (agent.maxTurns).' });
+  expect(of('error')[0]).toMatchObject({ reason: 'budget_exceeded' });
+  expect(of('message').map((data) => data.text)).not.toContain('I ran the command (it printed `hello`) and wrote a short summary to notes.md.');
+});
+
+it('fails a run at its start, saying how to install the CLI, when the kind has none here', async () => {
+  const bare = await startTestApp({ localAgent: { command: 'true', timeoutSeconds: 30, agentBins: { codex: '/nonexistent/codex' } } });
+  try {
+    const owner = await createOwner(bare.database.db);
+    const headers = { authorization: `Bearer ${await accessToken(bare, owner)}` };
+    const job = await createJob(bare, headers, { ...invocable, name: 'Nowhere', agent: { kind: 'codex' } });
+    const invoked = await call(bare, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers, body: {} });
+    await bare.runner.idle();
+    const run = (await call(bare, 'GET', `/api/v1/runs/${invoked.body.runId}`, { headers })).body;
+    expect(run).toMatchObject({
+      state: 'failed',
+      error: 'The local target has no codex CLI at /nonexistent/codex (FLOWS_AGENT_BIN_CODEX): install it (npm install -g @openai/codex) or set FLOWS_AGENT_BIN_CODEX to its path.',
+      usage: null,
+    });
+  } finally {
+    await bare.close();
+  }
+});
+
+describe('saving', () => {
+  it('keeps the agent, answers `command` for a job that names none, and replaces it whole on update', async () => {
+    const plain = await createJob(app, bearer, { ...invocable, name: 'Plain' });
+    expect(plain.agent).toEqual({ kind: 'command' });
+    const changed = await call(app, 'PATCH', `/api/v1/jobs/${plain.id}`, { headers: bearer, body: { agent: { kind: 'claude-code', permissionMode: 'read-only', disallowedTools: ['WebFetch'] } } });
+    expect(changed.body.agent).toEqual({ kind: 'claude-code', permissionMode: 'read-only', disallowedTools: ['WebFetch'] });
+    const back = await call(app, 'PATCH', `/api/v1/jobs/${plain.id}`, { headers: bearer, body: { agent: { kind: 'codex' } } });
+    expect(back.body.agent).toEqual({ kind: 'codex' });
+  });
+
+  it('refuses a setting the kind lacks, an unknown kind, and a budget for `command`, saving nothing', async () => {
+    const refused = async (agent: unknown) => {
+      const res = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...invocable, name: 'Refused', agent } });
+      expect(res.status).toBe(400);
+      expect(res.body.error.code).toBe('validation_failed');
+      return res.body.error.message as string;
+    };
+    expect(await refused({ kind: 'codex', allowedTools: ['Bash'] })).toBe('`agent.allowedTools` is not a setting of `codex`; only `claude-code` and `gemini` have it.');
+    expect(await refused({ kind: 'command', maxCostUsd: 1 })).toBe("`agent.maxCostUsd` is for agents whose events Flows reads, not `command` (the target's own command).");
+    expect(await refused({ kind: 'aider' })).toContain('agent.kind');
+    expect(await refused({ kind: 'codex', maxCostUsd: 0 })).toContain('agent.maxCostUsd');
+    const names = ((await call(app, 'GET', '/api/v1/jobs', { headers: bearer })).body as { name: string }[]).map((job) => job.name);
+    expect(names).not.toContain('Refused');
+  });
+});
