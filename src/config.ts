@@ -92,12 +92,19 @@ export interface LocalAgent {
   env?: string[];
   /** Where each agent kind's CLI is, when not on PATH by its usual name (FLOWS_AGENT_BIN_CLAUDE_CODE, …_CODEX, …). */
   agentBins?: Partial<Record<StreamKind, string>>;
+  /** Where agents' state is kept between the runs of a session (FLOWS_AGENT_STATE_DIR). */
+  stateDir?: string;
 }
 
 export interface SandboxBind {
   path: string;
   writable: boolean;
+  /** Where the sandbox sees it; at `path` itself when not given. */
+  at?: string;
 }
+
+/** Where agents' sessions are kept by default: beside the embedded database. */
+export const DEFAULT_AGENT_STATE_DIR = path.resolve(projectRoot, 'data', 'agent-state');
 
 export const DEFAULT_LOCAL_AGENT_TIMEOUT_SECONDS = 1800;
 
@@ -309,6 +316,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
           limits: localLimits(env),
           binds: sandboxBinds(env),
           agentBins: agentBins(env),
+          stateDir: env.FLOWS_AGENT_STATE_DIR?.trim() ? path.resolve(env.FLOWS_AGENT_STATE_DIR.trim()) : DEFAULT_AGENT_STATE_DIR,
           env: list(env.FLOWS_LOCAL_AGENT_ENV).map((name) => {
             if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(name)) throw new ConfigError('FLOWS_LOCAL_AGENT_ENV', `"${name}" is not a variable name`);
             return name;

@@ -91,7 +91,7 @@ export function createDomains({
   const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
   const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
     vmhost: createVmhostExecutor({ tenantDb, box, outbound, timing: vmhostTiming }),
-    ...(config.localAgent ? { local: createLocalExecutor({ ...config.localAgent, egress: localEgress }) } : {}),
+    ...(config.localAgent ? { local: createLocalExecutor({ ...config.localAgent, egress: localEgress, stateRetentionDays: config.retention.days }) } : {}),
     ...(docker && {
       docker: createDockerExecutor({
         docker: docker.client,

@@ -29,7 +29,7 @@ const SETTING_KINDS: Partial<Record<keyof JobAgent, StreamKind[]>> = {
   allowedTools: ['claude-code', 'gemini'],
   disallowedTools: ['claude-code'],
 };
-const STREAM_SETTINGS = ['maxTurns', 'maxCostUsd', 'permissionMode', 'allowedTools', 'disallowedTools'] as const;
+const STREAM_SETTINGS = ['maxTurns', 'maxCostUsd', 'permissionMode', 'allowedTools', 'disallowedTools', 'continue'] as const;
 
 /** Why a job's agent settings cannot be saved: a setting its kind lacks. */
 export function agentProblem(agent: JobAgent): string | null {
@@ -51,6 +51,8 @@ export interface AgentCall {
   bin: string;
   model: string | null;
   effort: string | null;
+  /** The CLI's id of the session to continue; null starts a new one. */
+  resume?: string | null;
 }
 
 const flag = (name: string, value: string | number | null | undefined) => (value === null || value === undefined ? [] : [name, String(value)]);
@@ -59,7 +61,7 @@ const flag = (name: string, value: string | number | null | undefined) => (value
  * The command line of an agent's CLI, for /bin/sh, with the prompt on stdin; CLIs that take the prompt
  * only as an argument get it read from stdin by the shell (`"$(cat)"`).
  */
-export function agentCommandLine(agent: JobAgent & { kind: StreamKind }, { bin, model, effort }: AgentCall): string {
+export function agentCommandLine(agent: JobAgent & { kind: StreamKind }, { bin, model, effort, resume = null }: AgentCall): string {
   const act = agent.permissionMode !== 'read-only';
   let args: string[];
   let promptArgument = false;
@@ -78,6 +80,8 @@ export function agentCommandLine(agent: JobAgent & { kind: StreamKind }, { bin, 
         ...flag('--max-budget-usd', agent.maxCostUsd),
         ...(agent.allowedTools?.length ? ['--allowedTools', ...agent.allowedTools] : []),
         ...(agent.disallowedTools?.length ? ['--disallowedTools', ...agent.disallowedTools] : []),
+        // The `=` form: a session id never reads as the prompt.
+        ...(resume ? [`--resume=${resume}`] : []),
       ];
       break;
     case 'codex':
@@ -90,22 +94,33 @@ export function agentCommandLine(agent: JobAgent & { kind: StreamKind }, { bin, 
         'plugins',
         '-c',
         'analytics.enabled=false',
-        '--sandbox',
-        act ? 'danger-full-access' : 'read-only',
+        // As configuration, not `--sandbox`, which `exec resume` does not take.
+        '-c',
+        `sandbox_mode=${JSON.stringify(act ? 'danger-full-access' : 'read-only')}`,
         ...flag('--model', model),
         ...(effort ? ['-c', `model_reasoning_effort=${JSON.stringify(effort)}`] : []),
+        ...(resume ? ['resume', resume] : []),
         '-',
       ];
       break;
     case 'gemini':
-      args = ['--output-format', 'stream-json', '--approval-mode', act ? 'yolo' : 'plan', '--skip-trust', ...flag('--model', model), ...(agent.allowedTools?.length ? ['--allowed-tools', ...agent.allowedTools] : [])];
+      args = [
+        '--output-format',
+        'stream-json',
+        '--approval-mode',
+        act ? 'yolo' : 'plan',
+        '--skip-trust',
+        ...flag('--model', model),
+        ...flag('--resume', resume),
+        ...(agent.allowedTools?.length ? ['--allowed-tools', ...agent.allowedTools] : []),
+      ];
       break;
     case 'opencode':
-      args = ['run', '--format', 'json', ...(act ? ['--auto'] : []), ...flag('--model', model)];
+      args = ['run', '--format', 'json', ...(act ? ['--auto'] : []), ...flag('--model', model), ...flag('--session', resume)];
       promptArgument = true;
       break;
     case 'cursor':
-      args = ['-p', '--output-format', 'stream-json', '--trust', ...(act ? ['--force'] : []), ...flag('--model', model)];
+      args = ['-p', '--output-format', 'stream-json', '--trust', ...(act ? ['--force'] : []), ...flag('--model', model), ...flag('--resume', resume)];
       promptArgument = true;
       break;
   }
@@ -118,6 +133,28 @@ export function agentVariables(kind: StreamKind): Record<string, string> {
   if (kind === 'gemini') return { GEMINI_CLI_NO_RELAUNCH: 'true' };
   return {};
 }
+
+/**
+ * Where each kind keeps its sessions, pointed into `dir`, the run's kept state (the same for every run of a
+ * session): Claude Code's config folder, Codex's home, Gemini's home, opencode's XDG folders, Cursor's HOME.
+ */
+export function agentStateVariables(kind: StreamKind, dir: string): Record<string, string> {
+  switch (kind) {
+    case 'claude-code':
+      return { CLAUDE_CONFIG_DIR: `${dir}/claude` };
+    case 'codex':
+      return { CODEX_HOME: `${dir}/codex` };
+    case 'gemini':
+      return { GEMINI_CLI_HOME: dir };
+    case 'opencode':
+      return { XDG_DATA_HOME: `${dir}/data`, XDG_CONFIG_HOME: `${dir}/config`, XDG_STATE_HOME: `${dir}/state` };
+    case 'cursor':
+      return { HOME: dir };
+  }
+}
+
+/** The folders `agentStateVariables` names, made before the agent starts (Codex refuses a CODEX_HOME that is not there). */
+export const agentStateFolders = (kind: StreamKind, dir: string) => Object.values(agentStateVariables(kind, dir)).filter((folder) => folder !== dir);
 
 /** The budget a run's spending crossed, said as its error; null while within them. */
 export function budgetCrossed(agent: JobAgent, spent: Spent): string | null {

@@ -17,6 +17,11 @@ export interface RunSpec {
   timeoutSeconds: number;
   /** Variables the job gives the agent (its `env`, secrets opened): never logged, masked in the trace. */
   env: Record<string, string>;
+  /**
+   * The agent session of a run whose agent's events are read: the key of the state kept for it between runs
+   * (`sess_…`: a hash, safe as a file name), and the CLI's id of the session to continue (null: a new one).
+   */
+  session?: { key: string; resume: string | null } | null;
   /** The job's own network allowlist, within the target's policy; null when it sets none. */
   network?: { allow: string[] } | null;
 }
@@ -71,4 +76,6 @@ export interface Executor {
    * runs `isOver` says are over; answers how many. Executors whose leftovers all have refs have none.
    */
   sweep?(isOver: (tenantId: string, runId: string) => Promise<boolean>): Promise<number>;
+  /** Whether the agent state kept under a session key is still there; executors that keep none have no such method. */
+  hasSessionState?(key: string): Promise<boolean>;
 }

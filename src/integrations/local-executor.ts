@@ -6,10 +6,11 @@
 // stop, timeout, a limit and the end of the run take every process it started with it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, chmod, readdir, readFile, realpath, rm } from 'node:fs/promises';
+import { access, chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { agentCommandLine, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
-import type { LocalAgent, SandboxBind } from '../config';
+import type { StreamKind } from '../agents/agent-events-fns';
+import { agentCommandLine, agentStateFolders, agentStateVariables, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
+import { DEFAULT_AGENT_STATE_DIR, type LocalAgent, type SandboxBind } from '../config';
 import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
 import { clip } from '../lib/text';
 import { agentOutput, outputBounds, resultOf } from './agent-output';
@@ -52,9 +53,9 @@ async function findExecutable(name: string, searchPath: string): Promise<string 
  * for it, its variables, and, when it lives outside the system folders the sandbox shows, its folder bound
  * read-only; or why it cannot run here.
  */
-async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: string; env: Record<string, string>; binds: SandboxBind[]; events: boolean } | { problem: string }> {
+async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: string; env: Record<string, string>; binds: SandboxBind[]; kind: StreamKind | null } | { problem: string }> {
   const kind = spec.agent?.kind;
-  if (!kind || !isStreamKind(kind)) return { command: agent.command, env: {}, binds: [], events: false };
+  if (!kind || !isStreamKind(kind)) return { command: agent.command, env: {}, binds: [], kind: null };
   const configured = agent.agentBins?.[kind];
   const bin = await findExecutable(configured ?? AGENT_CLIS[kind], process.env.PATH ?? '');
   if (!bin) {
@@ -63,7 +64,44 @@ async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: s
     return { problem: `The local target has no ${kind} CLI ${where}: install it (${AGENT_INSTALL[kind]}) or set ${variable} to its path.` };
   }
   const binds = SYSTEM_PREFIXES.some((prefix) => bin.startsWith(prefix)) ? [] : [{ path: path.dirname(bin), writable: false }];
-  return { command: agentCommandLine({ ...spec.agent!, kind }, { bin, model: spec.model, effort: spec.effort }), env: agentVariables(kind), binds, events: true };
+  const command = agentCommandLine({ ...spec.agent!, kind }, { bin, model: spec.model, effort: spec.effort, resume: spec.session?.resume });
+  return { command, env: agentVariables(kind), binds, kind };
+}
+
+/** Where a session's state is seen by a sandboxed agent: the same place every run, whatever its key. */
+const STATE_MOUNT = '/agent-state';
+/** Touched at each run of a session; retention goes by it. */
+const USED = '.used';
+
+/**
+ * The session's kept state, made when new (for the sandbox's user), marked as used now: its folder on the
+ * host, and the variables and bind that put the agent's state there.
+ */
+async function sessionState(stateRoot: string, key: string, kind: StreamKind, sandboxed: boolean, uid: number | undefined) {
+  await mkdir(stateRoot, { recursive: true, mode: 0o711 });
+  const dir = path.join(stateRoot, key);
+  const seen = sandboxed ? STATE_MOUNT : dir;
+  for (const folder of [dir, ...agentStateFolders(kind, seen).map((folder) => path.join(dir, path.relative(seen, folder)))]) {
+    await mkdir(folder, { recursive: true, mode: 0o700 });
+    if (uid !== undefined) await chown(folder, uid, uid);
+  }
+  const now = new Date();
+  await writeFile(path.join(dir, USED), '');
+  await utimes(path.join(dir, USED), now, now);
+  return { dir, env: agentStateVariables(kind, seen), binds: sandboxed ? [{ path: dir, at: STATE_MOUNT, writable: true }] : [] };
+}
+
+/** Removes the sessions' state not used for `days` days; answers how many. */
+async function sweepStates(stateRoot: string, days: number): Promise<number> {
+  const before = Date.now() - days * 86_400_000;
+  let removed = 0;
+  for (const key of await readdir(stateRoot).catch(() => [] as string[])) {
+    const used = await stat(path.join(stateRoot, key, USED)).catch(() => null);
+    if (used && used.mtimeMs >= before) continue;
+    await rm(path.join(stateRoot, key), { recursive: true, force: true });
+    removed++;
+  }
+  return removed;
 }
 
 /**
@@ -92,9 +130,12 @@ export interface LocalExecutorOptions extends LocalAgent {
   cgroups?: Cgroups | null;
   /** Tests only: where the egress proxy resolves names to, and which addresses it counts as public. */
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
+  /** Agents' state not used for this many days goes (the runs' retention); 0 keeps it. */
+  stateRetentionDays?: number;
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, ...agent }: LocalExecutorOptions): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, stateRetentionDays = 0, ...agent }: LocalExecutorOptions): Executor {
+  const stateRoot = agent.stateDir ?? DEFAULT_AGENT_STATE_DIR;
   const sandboxed = agent.sandbox !== 'off';
   const limits = agent.limits ?? DEFAULT_LIMITS;
   const network = agent.network ?? 'public';
@@ -169,6 +210,16 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       }
       const run = await commandOf(spec, agent);
       if ('problem' in run) return failedAtStart('local', run.problem, 'setup');
+      if (run.kind && spec.session) {
+        let state: Awaited<ReturnType<typeof sessionState>>;
+        try {
+          state = await sessionState(stateRoot, spec.session.key, run.kind, sandboxed, uid);
+        } catch (err) {
+          return failedAtStart('local', `The agent's state could not be kept in ${stateRoot} (FLOWS_AGENT_STATE_DIR): ${clip((err as Error).message)}`, 'setup');
+        }
+        Object.assign(run.env, state.env);
+        run.binds.push(...state.binds);
+      }
       const dir = await makeRunDir();
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
@@ -201,7 +252,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       pid = child.pid ?? 0;
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
 
-      const output = agentOutput(events, { maxBytes: limits.outputMb * 1024 * 1024, onExcess: () => end('output'), ...outputBounds(run.events) });
+      const output = agentOutput(events, { maxBytes: limits.outputMb * 1024 * 1024, onExcess: () => end('output'), ...outputBounds(run.kind !== null) });
       output.follow('stdout', child.stdout!);
       output.follow('stderr', child.stderr!);
       child.stdin!.on('error', () => {}); // an agent that does not read its prompt closes stdin early
@@ -233,12 +284,20 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
           resolve({ state: 'failed', error: `The agent ${why}${output.last.stderr ? `: ${clip(output.last.stderr)}` : '.'}`, cause: 'agent' });
         });
       });
-      events.provisioning({ status: 'process_started', ...(run.events && { agent: spec.agent!.kind }), sandbox: sandboxed ? 'bubblewrap' : 'off', ...(sandboxed ? { network, limits: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' } : {}) });
+      events.provisioning({ status: 'process_started', ...(run.kind && { agent: run.kind }), sandbox: sandboxed ? 'bubblewrap' : 'off', ...(sandboxed ? { network, limits: cgroups ? `cgroup v${cgroups.version}` : 'rlimits' } : {}) });
       return { ref: `local:${pid}`, done, stop: () => end('canceled') };
     },
 
     async reap(_ref: string, runId: string) {
       await killMarked(runId);
+    },
+
+    async sweep() {
+      return stateRetentionDays > 0 ? sweepStates(stateRoot, stateRetentionDays) : 0;
+    },
+
+    async hasSessionState(key: string) {
+      return (await stat(path.join(stateRoot, key, USED)).catch(() => null)) !== null;
     },
   };
 }

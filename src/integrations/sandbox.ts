@@ -101,7 +101,7 @@ export function sandboxArgs({ runDir, home, agent, env, limits }: { runDir: stri
   if (home !== '/' && !home.startsWith('/usr') && !home.startsWith('/etc')) args.push('--tmpfs', home);
   args.push('--size', String(limits.workspaceMb * MB), '--perms', '0700', '--tmpfs', SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   if (runDir) args.push('--ro-bind', runDir, RUN_DIR);
-  for (const bind of agent.binds ?? []) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.path);
+  for (const bind of agent.binds ?? []) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.at ?? bind.path);
   return args;
 }
 

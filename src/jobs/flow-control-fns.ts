@@ -145,12 +145,17 @@ export function testedKeys(flowControl: FlowControl, context: Record<string, unk
 /** The key of `part` for a run with `context` (null: the whole job is one key), or why there is none. */
 export function keyOf(part: KeyedPart, key: CompiledCel | null, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
   if (!key) return { ok: true, key: null };
+  return celKey(keyField(part), key, context);
+}
+
+/** The value a compiled key expression (`field` names it) gives a run with `context`, as text, or why there is none. */
+export function celKey(field: string, key: CompiledCel, context: Record<string, unknown>): { ok: true; key: string } | { ok: false; error: string } {
   // A tenant's CEL over the run's context: bounded by its cost limit and work meter (cel-fns.ts).
   const outcome = key.valueOf(context, contextSize(context));
-  if (!outcome.ok) return { ok: false, error: `${keyField(part)}: ${outcome.error}` };
+  if (!outcome.ok) return { ok: false, error: `${field}: ${outcome.error}` };
   const { value } = outcome;
   if (!['string', 'number', 'boolean'].includes(typeof value)) {
-    return { ok: false, error: `${keyField(part)} must give a string, number or boolean; it gave ${value === null ? 'null' : Array.isArray(value) ? 'a list' : 'a map'}` };
+    return { ok: false, error: `${field} must give a string, number or boolean; it gave ${value === null ? 'null' : Array.isArray(value) ? 'a list' : 'a map'}` };
   }
   const text = JSON.stringify(value);
   return { ok: true, key: text.length > MAX_KEY ? `sha256:${sha256(text)}` : text };

@@ -15,9 +15,10 @@ import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
 import { asInvalidTemplate, chainLoop, InvalidConditions, InvalidInvocationData, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { CelProblem, compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
-import { compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
+import { celKey, compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { RenderProblem, sharedRenderPool, type RenderPool } from './render-pool';
@@ -52,8 +53,21 @@ async function checkAgent(targets: JobsDeps['targets'], db: TenantDb, agent: Job
   if (!agent) return;
   const problem = agentProblem(agent);
   if (problem) throw new ValidationFailed(problem);
+  if (agent.continue) compiledSessionKey(agent.continue.key);
   if (agent.kind !== 'command' && (await targets.resolve(db, targetId))?.kind === 'vmhost') {
     throw new ValidationFailed(`\`agent.kind\` "${agent.kind}" cannot run on a VM-host target, which runs only its own agent (\`command\`); use the local target or a Docker target.`);
+  }
+}
+
+const SESSION_KEY = '`agent.continue.key`';
+
+/** The job's session key expression, compiled; refused as a flow-control key is when it does not compile. */
+function compiledSessionKey(key: string): CompiledCel {
+  try {
+    return compileCel(key);
+  } catch (err) {
+    if (err instanceof CelProblem) throw new InvalidConditions(`${SESSION_KEY} ${err.message}`);
+    throw err;
   }
 }
 
@@ -179,6 +193,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
   // (`compileSaved`) or else at the first invocation of a version saved elsewhere. Templates are parsed
   // where they render, in the pool's workers, which keep them parsed.
   const flowKeys = perVersion<CompiledKeys>();
+  const sessionKeys = perVersion<CompiledCel>();
   const inputs = perVersion<InvocationInput | Error>();
   const saved = (db: TenantDb, job: JobRow, validators: Map<string, ValidateFunction>) => {
     inputs.set(job, invocationInputOf(job, validators));
@@ -411,6 +426,16 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const keyed = <P extends KeyedPart>(part: P) =>
         part in outcome.keys ? ({ ...flowControl[part], runKey: outcome.keys[part] } as NonNullable<FlowControl[P]> & { runKey: string | null }) : null;
       return { concurrency: keyed('concurrency'), rateLimit: keyed('rateLimit'), debounce: keyed('debounce') };
+    },
+
+    /**
+     * The value of the job's `agent.continue.key` for a run with `context` (as its templates see it): the
+     * session it continues; null when the job sets none, or an error when the key cannot be worked out.
+     */
+    sessionKey(job: JobRow, context: Record<string, unknown>): { ok: true; key: string | null } | { ok: false; error: string } {
+      const key = (job.agent as JobAgent | null)?.continue?.key;
+      if (!key) return { ok: true, key: null };
+      return celKey(SESSION_KEY, sessionKeys.get(job, () => compiledSessionKey(key)), context);
     },
 
     /**

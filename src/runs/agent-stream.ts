@@ -43,7 +43,11 @@ export const usageOf = (spent: Spent): RunUsage => ({
   costSource: spent.costUsd === null ? 'unknown' : 'reported',
 });
 
-export function agentStream(agent: JobAgent & { kind: StreamKind }) {
+/**
+ * The stream of a run's agent. `session` is what its `session_started` says of the session it was to
+ * continue: the run it continued, or why it could not.
+ */
+export function agentStream(agent: JobAgent & { kind: StreamKind }, session: Record<string, string> | null = null) {
   const reader = streamReader(agent.kind);
   let crossed: string | null = null;
   return {
@@ -59,7 +63,7 @@ export function agentStream(agent: JobAgent & { kind: StreamKind }) {
       if (typeof event !== 'object' || event === null || Array.isArray(event)) return null;
       const events = reader.read(event as Record<string, unknown>);
       if (!events) return null;
-      const entries = events.map(recorded);
+      const entries = events.map((event) => (event.type === 'session_started' && session ? { type: event.type, data: { ...event.data, ...session } } : recorded(event)));
       const spent = reader.summary().spent;
       if (!crossed && spent && (crossed = budgetCrossed(agent, spent))) entries.push({ type: 'error', data: { message: crossed, reason: 'budget_exceeded', fatal: true } });
       return entries;
@@ -69,6 +73,8 @@ export function agentStream(agent: JobAgent & { kind: StreamKind }) {
       const spent = reader.summary().spent;
       return spent && usageOf(spent);
     },
+    /** The CLI's id of the session, once it said it. */
+    sessionId: () => reader.summary().sessionId,
     /** The budget the agent crossed, as the run's error; null while it is within its budgets. */
     crossed: () => crossed,
     /** The run's outcome, from the executor's and the stream's. */

@@ -17,12 +17,13 @@ import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
-import { createRunsRepo, type Claimed, type RunsRepo, type TraceEntry } from './runs-repo';
+import { createRunsRepo, type Claimed, type MoveExtra, type RunsRepo, type TraceEntry } from './runs-repo';
+import { sessionOf } from './agent-sessions';
 import type { RunsSweeps } from './runs-sweeps';
 
 export interface RunnerDeps {
   tenantDb: (tenantId: string) => TenantDb;
-  jobs: Pick<JobsService, 'settings'>;
+  jobs: Pick<JobsService, 'settings' | 'sessionKey'>;
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
@@ -155,7 +156,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
    * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read. An
    * outcome the job's retry policy tries again queues the run for its next attempt instead.
    */
-  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries) {
+  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, session: Pick<MoveExtra, 'sessionId'> = {}) {
     const repo = createRunsRepo(db);
     for (let attempt = 0; attempt < 3; attempt++) {
       const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
@@ -171,7 +172,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       if (from === 'canceling') error = 'The run was stopped.';
       const trace: TraceEntry[] =
         to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
-      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error }, trace)) {
+      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error, ...session }, trace)) {
         finished(db.$tenant().id, runId, to);
         return;
       }
@@ -230,6 +231,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       }
       const trace = traceWriter(repo, runId, logger);
       const agent = (job.agent ?? DEFAULT_AGENT) as JobAgent;
+      const session = isStreamKind(agent.kind) ? await sessionOf(db, jobs, job, runId, executor) : null;
       // A budget crossed stops the execution, at once or as soon as it exists.
       let execution: Execution | undefined;
       let overBudget = false;
@@ -237,9 +239,23 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         overBudget = true;
         execution?.stop();
       };
-      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }) : null, stopForBudget);
+      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, session?.note ?? null) : null;
+      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
-        { tenantId, targetId: target.id, runId, jobSlug: job.slug, prompt: run.prompt, model: job.model, effort: job.effort, agent, timeoutSeconds: target.timeoutSeconds, env: env.env, network: job.network as RunSpec['network'] },
+        {
+          tenantId,
+          targetId: target.id,
+          runId,
+          jobSlug: job.slug,
+          prompt: run.prompt,
+          model: job.model,
+          effort: job.effort,
+          agent,
+          session: session && { key: session.stateKey, resume: session.resume },
+          timeoutSeconds: target.timeoutSeconds,
+          env: env.env,
+          network: job.network as RunSpec['network'],
+        },
         events,
       );
       const started = execution;
@@ -247,14 +263,14 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       executions.set(runId, { tenantId, stop: () => started.stop() });
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref }))) {
+      if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref, sessionKey: session?.sessionKey }))) {
         state = 'running';
         notify(tenantId, 'started', runId);
       } else started.stop();
       const outcome = events.outcome(await started.done);
       events.end();
       await trace.flush();
-      await finishSurely(db, runId, outcome, state, tries);
+      await finishSurely(db, runId, outcome, state, tries, { sessionId: stream?.sessionId() ?? undefined });
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
       executions.get(runId)?.stop();

@@ -78,6 +78,9 @@ export interface MoveExtra {
   result?: Record<string, unknown>;
   error?: string;
   executorRef?: string;
+  /** The agent session the run continues or began (`Run.sessionKey`), and the CLI's id for it. */
+  sessionKey?: string;
+  sessionId?: string;
 }
 
 const ACTIVE = ACTIVE_STATES.map((state) => `'${state}'`).join(', ');
@@ -184,6 +187,10 @@ export function createRunsRepo(db: TenantDb) {
     deleteInvocation: (id: string) => db.invocation.deleteMany({ where: { id } }),
 
     find: (id: string) => db.run.findFirst({ where: { id } }),
+
+    /** The latest run of the job, other than `runId`, whose agent began or continued the session kept under `sessionKey`. */
+    latestSession: (jobId: string, sessionKey: string, runId: string) =>
+      db.run.findFirst({ where: { jobId, sessionKey, sessionId: { not: null }, id: { not: runId } }, orderBy: { id: 'desc' }, select: { id: true, sessionId: true } }),
     findStarted: (jobId: string, startKey: string) => db.run.findFirst({ where: { jobId, startKey }, select: { id: true } }),
 
     list: ({ limit, after }: KeysetRequest<string>, filter: RunFilter) =>
@@ -204,8 +211,18 @@ export function createRunsRepo(db: TenantDb) {
       const change = transition(from, to);
       const error = from === 'canceling' ? 'COALESCE("error", ?::text)' : 'COALESCE(?::text, "error")';
       const set = {
-        text: `"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = ${error}, "executorRef" = COALESCE(?::text, "executorRef")`,
-        params: [to, new Date(), change.startedAt ?? null, change.finishedAt ?? null, extra.result === undefined ? null : { json: extra.result }, extra.error ?? null, extra.executorRef ?? null],
+        text: `"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = ${error}, "executorRef" = COALESCE(?::text, "executorRef"), "sessionKey" = COALESCE(?::text, "sessionKey"), "sessionId" = COALESCE(?::text, "sessionId")`,
+        params: [
+          to,
+          new Date(),
+          change.startedAt ?? null,
+          change.finishedAt ?? null,
+          extra.result === undefined ? null : { json: extra.result },
+          extra.error ?? null,
+          extra.executorRef ?? null,
+          extra.sessionKey ?? null,
+          extra.sessionId ?? null,
+        ],
       };
       return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
     },

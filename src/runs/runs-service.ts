@@ -1,12 +1,15 @@
 // The rules of invocations and runs: invoke a job (idempotently), read runs and their traces, stop them,
 // replay finished ones. Starting and executing runs is the runner's.
 import type { components } from '../../generated/openapi';
+import { DEFAULT_AGENT, isStreamKind } from '../agents/agents-fns';
+import type { JobAgent } from '../agents/agent-events-fns';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { debounceMs, periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
-import { Conflict, NotFound, RateLimited } from '../lib/errors';
+import { Conflict, NotFound, RateLimited, ValidationFailed } from '../lib/errors';
+import { clip } from '../lib/text';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
 import type { Logger } from '../lib/logger';
@@ -248,6 +251,14 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     }
   }
 
+  /** A run an invocation continues must be the job's, and the job's agent one whose sessions Flows keeps. */
+  async function checkContinued(db: TenantDb, job: { id: string; agent: unknown }, runId: string) {
+    const kind = ((job.agent ?? DEFAULT_AGENT) as JobAgent).kind;
+    if (!isStreamKind(kind)) throw new ValidationFailed("`continueRunId` is for agents whose sessions Flows keeps; this job's `agent.kind` is `command`.");
+    const continued = await createRunsRepo(db).find(runId);
+    if (continued?.jobId !== job.id) throw new ValidationFailed(`\`continueRunId\` "${clip(runId)}" is not a run of this job.`);
+  }
+
   queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));
 
   return {
@@ -259,9 +270,10 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       if (!job.enabled) throw jobDisabled();
 
       const { triggerId, data } = jobs.invocationData(job, body.data);
+      if (body.continueRunId) await checkContinued(db, job, body.continueRunId);
       const context = { data, job: { id: job.id, slug: job.slug, name: job.name } };
       const { prompt, name } = await jobs.render(db, job, context, { prompt: body.prompt, name: body.name });
-      const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data } };
+      const run = { jobId: job.id, name, prompt, triggerType: 'invocation', triggerId, inputs: { data, ...(body.continueRunId && { continueRunId: body.continueRunId }) } };
       const flow = flowOf(job, context, { triggered: false });
 
       // The unique index on (tenant, job, key) decides between concurrent repeats: one insert wins, the

@@ -3,7 +3,7 @@
 // made-up name as public), and the fake Gemini, opencode and Cursor CLIs replaying their recorded streams.
 // The run's trace says what the agent did, typed; its usage says what it spent; its API key, a tenant
 // secret, shows nowhere.
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
@@ -24,6 +24,7 @@ let app: TestApp;
 let fake: FakeModelProvider;
 let bearer: Record<string, string>;
 let codexHome: string;
+let stateDir: string;
 
 beforeAll(async () => {
   fake = await startFakeModelProvider();
@@ -35,11 +36,14 @@ beforeAll(async () => {
     `model_provider = "fake"\n[model_providers.fake]\nname = "fake"\nbase_url = "http://${MODEL_HOST}:${port}/v1"\nenv_key = "FAKE_MODEL_API_KEY"\nwire_api = "responses"\n`,
   );
   chmodSync(codexHome, 0o777);
+  stateDir = mkdtempSync(path.join(tmpdir(), 'flows-agent-state-'));
+  chmodSync(stateDir, 0o711);
   app = await startTestApp(
     {
       localAgent: {
         command: 'true',
         timeoutSeconds: 90,
+        stateDir,
         binds: [{ path: codexHome, writable: true }, { path: FAKE_CLIS, writable: false }, { path: FIXTURES, writable: false }],
         agentBins: { 'claude-code': agentCliPath('claude'), codex: agentCliPath('codex'), gemini: path.join(FAKE_CLIS, 'gemini'), opencode: path.join(FAKE_CLIS, 'opencode'), cursor: path.join(FAKE_CLIS, 'cursor-agent') },
       },
@@ -55,11 +59,12 @@ afterAll(async () => {
   await app?.close();
   await fake?.close();
   rmSync(codexHome, { recursive: true, force: true });
+  rmSync(stateDir, { recursive: true, force: true });
 });
 
 /** Invokes the job and answers its run, once ended, with its trace. */
-async function runOf(jobId: string) {
-  const invoked = await call(app, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers: bearer, body: {} });
+async function runOf(jobId: string, body: Record<string, unknown> = {}) {
+  const invoked = await call(app, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers: bearer, body });
   expect(invoked.status).toBe(202);
   await app.runner.idle();
   const run = (await call(app, 'GET', `/api/v1/runs/${invoked.body.runId}`, { headers: bearer })).body;
@@ -182,5 +187,82 @@ describe('saving', () => {
     expect(await refused({ kind: 'codex', maxCostUsd: 0 })).toContain('agent.maxCostUsd');
     const names = ((await call(app, 'GET', '/api/v1/jobs', { headers: bearer })).body as { name: string }[]).map((job) => job.name);
     expect(names).not.toContain('Refused');
+  });
+});
+
+describe('sessions', () => {
+  const claude = () => ({
+    name: `Claude session ${Math.random()}`,
+    model: 'claude-sonnet-4-5',
+    env: { ANTHROPIC_BASE_URL: `http://${MODEL_HOST}:${new URL(fake.url).port}`, ANTHROPIC_API_KEY: { secret: 'MODEL_KEY' } },
+  });
+  /** The conversation the model was sent in a run's first request: every message's text, tool use and result. */
+  const firstRequestOf = (since: number, api: string) => JSON.stringify(fake.requests.slice(since).find((request) => request.path === api)?.body);
+
+  it('continues the Claude Code session of the latest run with the same key, which the model sees, and begins another for a new key', async () => {
+    const job = await createJob(app, bearer, {
+      ...claude(),
+      promptTemplate: 'Issue {{ data.issue }}: {{ data.ask }}',
+      triggers: [{ type: 'invocation' }],
+      agent: { kind: 'claude-code', continue: { key: 'data.issue' } },
+    });
+    const first = await runOf(job.id, { data: { issue: 7, ask: 'create hello.txt' } });
+    expect(first.run.state).toBe('succeeded');
+    expect(first.of('session_started')[0]).not.toHaveProperty('continuedFromRunId');
+    const since = fake.requests.length;
+    const second = await runOf(job.id, { data: { issue: 7, ask: 'and once more' } });
+    expect(second.run.state).toBe('succeeded');
+    expect(second.of('session_started')).toEqual([{ agent: 'claude-code', sessionId: first.run.result.sessionId, model: 'claude-sonnet-4-5', continuedFromRunId: first.run.id }]);
+    // The model is sent the first run's prompt and turns, then the new prompt.
+    const sent = firstRequestOf(since, '/v1/messages');
+    expect(sent).toContain('Issue 7: create hello.txt');
+    expect(sent).toContain('Issue 7: and once more');
+    const other = await runOf(job.id, { data: { issue: 8, ask: 'create hello.txt' } });
+    expect(other.run.result.sessionId).not.toBe(first.run.result.sessionId);
+    expect(other.of('session_started')[0]).not.toHaveProperty('continuedFromRunId');
+  });
+
+  it('continues the Codex thread of the run an invocation names', async () => {
+    const job = await createJob(app, bearer, { ...invocable, name: 'Codex session', model: 'gpt-5.5', agent: { kind: 'codex' }, env: { CODEX_HOME: codexHome, FAKE_MODEL_API_KEY: { secret: 'MODEL_KEY' } } });
+    const first = await runOf(job.id);
+    const since = fake.requests.length;
+    const second = await runOf(job.id, { continueRunId: first.run.id, prompt: 'Now say goodbye.' });
+    expect(second.run.state).toBe('succeeded');
+    expect(second.of('session_started')).toEqual([{ agent: 'codex', sessionId: first.run.result.sessionId, continuedFromRunId: first.run.id }]);
+    const sent = firstRequestOf(since, '/v1/responses');
+    expect(sent).toContain('Create hello.txt saying hello');
+    expect(sent).toContain('Now say goodbye.');
+  });
+
+  it('begins a new session, saying why, when the state kept for the earlier one is gone', async () => {
+    const job = await createJob(app, bearer, { ...invocable, name: 'Gemini session', agent: { kind: 'gemini', continue: { key: '"always the same"' } } });
+    const first = await runOf(job.id);
+    const again = await runOf(job.id);
+    expect(again.of('session_started')[0]).toMatchObject({ sessionId: first.run.result.sessionId, continuedFromRunId: first.run.id });
+    for (const entry of readdirSync(stateDir)) rmSync(path.join(stateDir, entry), { recursive: true, force: true });
+    const cold = await runOf(job.id);
+    expect(cold.run.state).toBe('succeeded');
+    expect(cold.of('session_started')[0]).toEqual({
+      agent: 'gemini',
+      sessionId: expect.not.stringMatching(first.run.result.sessionId),
+      model: 'gemini-2.5-flash',
+      notContinued: `the state kept for run ${again.run.id}'s session is gone (retention removes it after FLOWS_RETENTION_DAYS unused)`,
+    });
+  });
+
+  it('refuses to continue a run of another job, or for a job whose agent is its command; and a key that does not compile', async () => {
+    const codex = await createJob(app, bearer, { ...invocable, name: 'Refuses', agent: { kind: 'opencode' } });
+    const plain = await createJob(app, bearer, { ...invocable, name: 'Plain command' });
+    const elsewhere = await runOf(plain.id);
+    const invoke = (jobId: string, continueRunId: string) => call(app, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers: bearer, body: { continueRunId } });
+    const other = await invoke(codex.id, elsewhere.run.id);
+    expect(other.status).toBe(400);
+    expect(other.body.error.message).toBe(`\`continueRunId\` "${elsewhere.run.id}" is not a run of this job.`);
+    const command = await invoke(plain.id, elsewhere.run.id);
+    expect(command.status).toBe(400);
+    expect(command.body.error.message).toBe("`continueRunId` is for agents whose sessions Flows keeps; this job's `agent.kind` is `command`.");
+    const bad = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { ...invocable, name: 'Bad key', agent: { kind: 'codex', continue: { key: 'data.(' } } } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain("`agent.continue.key` CEL parse error");
   });
 });

@@ -186,10 +186,19 @@ describe('settings and command lines', () => {
       "exec '/opt/agents/claude' '-p' '--output-format' 'stream-json' '--verbose' '--permission-mode' 'bypassPermissions' '--model' 'claude-sonnet-4-5' '--effort' 'high' '--max-turns' '5' '--max-budget-usd' '2' '--allowedTools' 'Bash(echo '\\''x'\\'':*)'",
     );
     expect(agentCommandLine({ kind: 'codex', permissionMode: 'read-only' }, { bin: 'codex', model: null, effort: 'low' })).toBe(
-      "exec 'codex' 'exec' '--json' '--skip-git-repo-check' '--disable' 'plugins' '-c' 'analytics.enabled=false' '--sandbox' 'read-only' '-c' 'model_reasoning_effort=\"low\"' '-'",
+      "exec 'codex' 'exec' '--json' '--skip-git-repo-check' '--disable' 'plugins' '-c' 'analytics.enabled=false' '-c' 'sandbox_mode=\"read-only\"' '-c' 'model_reasoning_effort=\"low\"' '-'",
     );
     expect(agentCommandLine({ kind: 'opencode' }, { bin: 'opencode', model: 'openai/gpt-5', effort: null })).toBe(`exec 'opencode' 'run' '--format' 'json' '--auto' '--model' 'openai/gpt-5' "$(cat)"`);
     expect(agentCommandLine({ kind: 'cursor' }, { bin: 'cursor-agent', model: null, effort: null })).toBe(`exec 'cursor-agent' '-p' '--output-format' 'stream-json' '--trust' '--force' "$(cat)"`);
     expect(agentCommandLine({ kind: 'gemini' }, { bin: 'gemini', model: null, effort: null })).toBe("exec 'gemini' '--output-format' 'stream-json' '--approval-mode' 'yolo' '--skip-trust'");
+  });
+
+  it("continues a session with each CLI's own resume", () => {
+    const call = { bin: 'x', model: null, effort: null, resume: 'ses-1' };
+    expect(agentCommandLine({ kind: 'claude-code' }, call)).toMatch(/ '--resume=ses-1'$/);
+    expect(agentCommandLine({ kind: 'codex' }, call)).toMatch(/ 'resume' 'ses-1' '-'$/);
+    expect(agentCommandLine({ kind: 'gemini' }, call)).toContain(" '--resume' 'ses-1'");
+    expect(agentCommandLine({ kind: 'opencode' }, call)).toContain(" '--session' 'ses-1'");
+    expect(agentCommandLine({ kind: 'cursor' }, call)).toContain(" '--resume' 'ses-1'");
   });
 });

@@ -1,7 +1,7 @@
 import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { ConfigError, loadConfig } from '../../src/config';
+import { ConfigError, DEFAULT_AGENT_STATE_DIR, loadConfig } from '../../src/config';
 import { DEFAULT_LIMITS } from '../../src/lib/resource-limits';
 
 const KEY = 'a'.repeat(64);
@@ -56,12 +56,13 @@ describe('loadConfig', () => {
   it('sandboxes the local agent unless told not to, and reads its binds and variables', () => {
     writeFileSync(path.join(dir, 'bound.txt'), '');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent' }).localAgent).toEqual({
-      command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'public', allow: [], uid: 65534, limits: DEFAULT_LIMITS, binds: [], env: [], agentBins: {},
+      command: 'agent', timeoutSeconds: 1800, sandbox: 'bubblewrap', network: 'public', allow: [], uid: 65534, limits: DEFAULT_LIMITS, binds: [], env: [], agentBins: {}, stateDir: DEFAULT_AGENT_STATE_DIR,
     });
     // Each agent kind's CLI where the operator put it.
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_BIN_CLAUDE_CODE: '/opt/claude/claude', FLOWS_AGENT_BIN_CODEX: ' /opt/codex ' }).localAgent?.agentBins).toEqual({
       'claude-code': '/opt/claude/claude', codex: '/opt/codex',
     });
+    expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_STATE_DIR: '/var/lib/flows/agents' }).localAgent?.stateDir).toBe('/var/lib/flows/agents');
     // `on`, the earlier name of `public`, is still taken; an allowlist names domains.
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'on' }).localAgent?.network).toBe('public');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist', FLOWS_LOCAL_AGENT_ALLOW: 'api.anthropic.com, *.npmjs.org' }).localAgent).toMatchObject({

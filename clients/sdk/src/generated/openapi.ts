@@ -1307,7 +1307,7 @@ export interface components {
             /**
              * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a line of agent output as text: every line of a `command` agent, and any line of another kind's stream that is not one of its events), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
              *     Read from the event stream of an agent other than `command` (long texts are cut at 8,000 characters):
-             *     - `session_started`: `agent` (its kind), `sessionId`, and `model` where the CLI says;
+             *     - `session_started`: `agent` (its kind), `sessionId`, `model` where the CLI says, and `continuedFromRunId` when the run continued an earlier run's session (a run that was to continue one and could not has `notContinued`, saying why);
              *     - `message`: `text`, what the agent said;
              *     - `tool_call`: `id`, `name`, `input` (a tool other than a shell command or a file edit); `tool_result`: `id`, `output`, `isError`;
              *     - `command`: a shell command the agent ran, once it ended: `command`, `exitCode` (null when the CLI does not say), `output`;
@@ -1363,6 +1363,8 @@ export interface components {
             name?: string;
             /** @description Makes retries safe: a repeat with the same key and the same body within 24 hours answers 200 with the first invocation and `duplicate: true`; the same key with a different body answers 409 `idempotency_key_reused`. Scoped to the job. */
             idempotencyKey?: string;
+            /** @description A run of this job whose agent session the new run continues, whatever the job's `agent.continue` says. Only for agents whose events Flows reads; a run that is not this job's answers 400 `validation_failed`. When that session can no longer be resumed (its state is gone, or it never began), the run starts a new one and its trace says why. */
+            continueRunId?: string;
         };
         /**
          * @description One leaf condition: the value at `path` of the context compared with `value` by `op`. With `[*]` in the path the leaf holds when it holds for at least one selected value.
@@ -2289,6 +2291,11 @@ export interface components {
             allowedTools?: string[];
             /** @description Tools the agent may not use, in its CLI's own syntax (Claude Code `--disallowedTools`, e.g. `WebFetch`). Only `claude-code`. */
             disallowedTools?: string[];
+            /** @description Runs that continue one agent session. `key` is a CEL expression over the run's context, like a flow-control key (for example `payload.issue.number`): a run whose key has a value continues the session of the latest earlier run of the job with the same value (Claude Code `--resume`, `codex exec resume`, Gemini `--resume`, opencode `--session`, Cursor `--resume`), with the agent's state kept between them. A key that cannot be worked out for a run, or with no earlier session, starts a new session. Not for `command`. */
+            continue?: {
+                /** @description CEL expression whose value names the session. */
+                key: string;
+            };
         };
         /**
          * @description What a run's agent spent, from its event stream; tokens are summed over the run's model turns. Cost is what the agent reported (`costSource` `reported`), or computed from the tokens and the operator's price table for the model (`computed`), or unknown (`costUsd` null, `costSource` `unknown`); it is never guessed.

@@ -1,0 +1,61 @@
+// Which agent session a run continues or begins. Every run of an agent whose events are read keeps its
+// agent's state under a key: the value of its job's `agent.continue.key` for it, or else its own id (so that
+// an invocation can name it in `continueRunId` later). A run continues the session of the latest earlier run
+// under the same key, or of the run it names, when the state kept for it is still there; otherwise it
+// begins a new one, and its trace says why it could not continue.
+import type { TenantDb } from '../db/tenant-scope';
+import type { Executor } from '../integrations/executor';
+import type { JobRow, JobsService } from '../jobs/jobs-service';
+import { sha256 } from '../lib/hash';
+import { createRunsRepo } from './runs-repo';
+
+export interface RunSession {
+  /** What names the session (`key:<value>`, `run:<id>`), kept on the run. */
+  sessionKey: string;
+  /** The folder or volume name of its kept state: a hash of the tenant, the job and the session key. */
+  stateKey: string;
+  /** The CLI's id of the session to continue; null begins a new one. */
+  resume: string | null;
+  /** What the trace's `session_started` adds: the run continued, or why it could not. */
+  note: { continuedFromRunId: string } | { notContinued: string } | null;
+}
+
+/** What a run was started with, as runs-service keeps it. */
+interface Inputs {
+  data?: Record<string, unknown>;
+  context?: Record<string, unknown>;
+  continueRunId?: string;
+}
+
+export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKey'>, job: JobRow, runId: string, executor: Pick<Executor, 'hasSessionState'>): Promise<RunSession> {
+  const repo = createRunsRepo(db);
+  const inputs = ((await repo.find(runId))?.inputs ?? {}) as Inputs;
+  const own = `run:${runId}`;
+  let sessionKey = own;
+  let earlier: { id: string; sessionId: string | null } | null = null;
+  let notContinued: string | null = null;
+
+  if (inputs.continueRunId) {
+    const named = await repo.find(inputs.continueRunId);
+    if (named?.sessionKey && named.sessionId) [sessionKey, earlier] = [named.sessionKey, named];
+    else notContinued = `run ${inputs.continueRunId} ${named ? 'began no agent session' : 'is gone'}`;
+  } else {
+    const context = { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } };
+    const key = jobs.sessionKey(job, context);
+    if (!key.ok) notContinued = key.error;
+    else if (key.key !== null) {
+      sessionKey = `key:${key.key}`;
+      earlier = await repo.latestSession(job.id, sessionKey, runId);
+    }
+  }
+
+  const stateKey = `sess_${sha256(`${db.$tenant().id}\0${job.id}\0${sessionKey}`).slice(0, 32)}`;
+  if (earlier && !executor.hasSessionState) [earlier, notContinued] = [null, "this run's target keeps no agent state between runs"];
+  else if (earlier && !(await executor.hasSessionState!(stateKey))) [earlier, notContinued] = [null, `the state kept for run ${earlier.id}'s session is gone (retention removes it after FLOWS_RETENTION_DAYS unused)`];
+  return {
+    sessionKey,
+    stateKey,
+    resume: earlier?.sessionId ?? null,
+    note: earlier ? { continuedFromRunId: earlier.id } : notContinued ? { notContinued } : null,
+  };
+}
