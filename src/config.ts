@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'n
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { STREAM_KINDS, type StreamKind } from './lib/agent-clis';
+import { pricesProblem, type ModelPrices } from './lib/model-prices';
 import { projectRoot } from './lib/paths';
 import { domainProblem, type NetworkMode } from './lib/egress-policy';
 import { DEFAULT_LIMITS, type ResourceLimits } from './lib/resource-limits';
@@ -61,6 +62,8 @@ export interface Config {
    * from any other Origin is refused, against DNS rebinding.
    */
   mcpAllowedOrigins: string[];
+  /** Per model, what its tokens cost: the cost of runs whose agent reports none (FLOWS_MODEL_PRICES). */
+  modelPrices: ModelPrices;
 }
 
 export interface DockerHost {
@@ -136,6 +139,21 @@ function agentBins(env: NodeJS.ProcessEnv): Partial<Record<StreamKind, string>> 
     bins[kind] = value;
   }
   return bins;
+}
+
+/** FLOWS_MODEL_PRICES: the JSON table itself, or the path of a file holding it. */
+function modelPrices(env: NodeJS.ProcessEnv): ModelPrices {
+  const raw = env.FLOWS_MODEL_PRICES?.trim();
+  if (!raw) return {};
+  let value: unknown;
+  try {
+    value = JSON.parse(raw.startsWith('{') ? raw : readFileSync(path.resolve(raw), 'utf8'));
+  } catch (err) {
+    throw new ConfigError('FLOWS_MODEL_PRICES', `is neither a JSON price table nor a readable file holding one (${(err as Error).message})`);
+  }
+  const problem = pricesProblem(value);
+  if (problem) throw new ConfigError('FLOWS_MODEL_PRICES', problem);
+  return value as ModelPrices;
 }
 
 const list = (raw: string | undefined) => (raw ?? '').split(',').map((item) => item.trim()).filter(Boolean);
@@ -329,6 +347,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     traceMaxLines: integer(env, 'FLOWS_TRACE_MAX_LINES', 20_000, 100, 10_000_000),
     webhookReplayWindowSeconds: integer(env, 'FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS', DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS, 0, 365 * 86_400),
     mcpAllowedOrigins: origins(env, 'FLOWS_MCP_ALLOWED_ORIGINS'),
+    modelPrices: modelPrices(env),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

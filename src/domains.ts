@@ -136,6 +136,7 @@ export function createDomains({
     notify: notifyRun,
     sweeps,
     traceMaxLines: config.traceMaxLines,
+    modelPrices: config.modelPrices,
     announceStop: (runId) => changes && changes.announceStop(runId).catch((err) => logger.warn({ err, runId }, 'telling other instances of a stop failed')),
   });
   runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun });

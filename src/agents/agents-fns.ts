@@ -156,8 +156,18 @@ export function agentStateVariables(kind: StreamKind, dir: string): Record<strin
 /** The folders `agentStateVariables` names, made before the agent starts (Codex refuses a CODEX_HOME that is not there). */
 export const agentStateFolders = (kind: StreamKind, dir: string) => Object.values(agentStateVariables(kind, dir)).filter((folder) => folder !== dir);
 
+/** The kinds whose CLI reports what a run cost; the others' cost comes from the operator's prices. */
+const REPORTS_COST: StreamKind[] = ['claude-code', 'opencode'];
+
+/** Why `agent.maxCostUsd` cannot be held for a run (its cost would be unknown), or null. */
+export function unheldCostBudget(agent: JobAgent & { kind: StreamKind }, model: string | null, priced: (model: string) => boolean): string | null {
+  if (agent.maxCostUsd === undefined || REPORTS_COST.includes(agent.kind) || (model && priced(model))) return null;
+  const why = model ? `FLOWS_MODEL_PRICES has no price for the model "${model}"` : 'the job names no `model` to price';
+  return `\`agent.maxCostUsd\` cannot be held: ${agent.kind} reports no cost and ${why}, so this run's cost would be unknown.`;
+}
+
 /** The budget a run's spending crossed, said as its error; null while within them. */
-export function budgetCrossed(agent: JobAgent, spent: Spent): string | null {
+export function budgetCrossed(agent: JobAgent, spent: Pick<Spent, 'turns' | 'costUsd'>): string | null {
   if (agent.maxTurns !== undefined && spent.turns > agent.maxTurns) return `budget_exceeded: the agent took ${spent.turns} turns, over its budget of ${agent.maxTurns} (agent.maxTurns).`;
   if (agent.maxCostUsd !== undefined && spent.costUsd !== null && spent.costUsd > agent.maxCostUsd) {
     return `budget_exceeded: the agent spent $${spent.costUsd.toFixed(4)}, over its budget of $${agent.maxCostUsd} (agent.maxCostUsd).`;

@@ -53,6 +53,8 @@ select{font:inherit;padding:.4rem;max-width:100%}form>select{display:block}small
 fieldset{border:1px solid #ddd;border-radius:4px;margin-top:1rem}fieldset label{display:inline-block;font-weight:400;margin:.25rem 1rem .25rem 0}
 textarea{width:100%;box-sizing:border-box;font:.9rem/1.4 monospace;padding:.5rem;border:1px solid #888;border-radius:4px}
 dd form{display:inline}dd button{margin:0 0 0 .5rem;padding:.1rem .6rem}
+.event{overflow-wrap:anywhere}.event p{margin:0 0 .35rem;white-space:pre-wrap}.event>:last-child{margin-bottom:0}.event pre.command{margin-bottom:.25rem}
+.event summary{margin:0}.event details pre{margin-top:.25rem}.event details[open]{margin-bottom:.25rem}.call-id{color:#555;font-size:.85rem}
 @media (max-width:40rem){main{margin:0;border-radius:0;padding:1rem;box-sizing:border-box;max-width:100%;overflow-wrap:anywhere}
 header nav{gap:.1rem .8rem;font-size:.9rem;line-height:1.4}header nav button{padding:.15rem .6rem}.who{margin-left:0}.wide-only{display:none}.narrow-only{display:inline}
 table,tbody,tr,td{display:block}thead{position:absolute;width:1px;height:1px;overflow:hidden;clip-path:inset(50%)}

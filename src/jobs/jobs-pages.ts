@@ -8,6 +8,7 @@ import { html, type Html } from '../http/html';
 import { AppError, ValidationFailed } from '../lib/errors';
 import { consoleAction, consoleFind, consoleVisitor, facts, field, formError, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
+import { AGENT_CHOICES, AGENT_FIELDS, agentOfForm, agentText } from './job-agent-pages';
 import { InvalidTemplate, type Trigger } from './jobs-fns';
 import type { JobsService } from './jobs-service';
 
@@ -69,18 +70,18 @@ const rateText = ({ key, limit, period }: NonNullable<JobView['flowControl']['ra
 
 /** A job's settings as the update operation takes them, to edit. */
 function editableJson(job: JobView): string {
-  const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, env, triggers } = job;
-  return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, env, triggers }, null, 2);
+  const { name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, agent, env, triggers } = job;
+  return JSON.stringify({ name, slug, promptTemplate, runNameTemplate, executionTargetId, concurrencyLimit, flowControl, model, effort, agent, env, triggers }, null, 2);
 }
 
 /** The fields of the new-job form, each where a refusal naming it is shown. */
-const NEW_JOB_FIELDS = ['name', 'promptTemplate', 'executionTargetId', 'sourceId', 'events', 'cron', 'timezone'];
+const NEW_JOB_FIELDS = ['name', 'promptTemplate', 'executionTargetId', 'agentKind', 'maxTurns', 'maxCostUsd', 'sourceId', 'events', 'cron', 'timezone'];
 
-/** The field a refusal names first (`name`, `triggers[0].cron` → `cron`), or null. */
+/** The field a refusal names first (`name`, `triggers[0].cron` → `cron`, `agent.maxTurns` → `maxTurns`), or null. */
 export function fieldOfProblem(message: string): string | null {
   const named = /`([^`]+)`/.exec(message)?.[1];
   if (!named) return null;
-  return /^triggers\[0\]\.(\w+)/.exec(named)?.[1] ?? named;
+  return /^triggers\[0\]\.(\w+)/.exec(named)?.[1] ?? AGENT_FIELDS[named] ?? named;
 }
 
 /** The job the new-job form describes, as `POST /api/v1/jobs` takes it; empty fields left out. */
@@ -95,7 +96,7 @@ function jobOfForm(form: Record<string, string>): Record<string, unknown> {
     triggers.push({ type: 'invocation' });
   }
   // Absent fields are left out rather than sent as undefined, so the schema names what is missing.
-  return JSON.parse(JSON.stringify({ name: form.name ?? '', promptTemplate: form.promptTemplate ?? '', executionTargetId: given('executionTargetId'), triggers }));
+  return JSON.parse(JSON.stringify({ name: form.name ?? '', promptTemplate: form.promptTemplate ?? '', executionTargetId: given('executionTargetId'), agent: agentOfForm(given), triggers }));
 }
 
 /** What the JSON job form starts with: a job that runs when invoked. */
@@ -197,6 +198,9 @@ ${at === 'top' ? formError(refused!.error) : null}
 ${input('name', 'Name')}
 ${input('promptTemplate', 'Prompt template', { type: 'textarea', hint: 'Liquid: {{ data.who }} for an invocation\u2019s data, {{ payload.issue.title }} for a GitHub delivery.' })}
 ${input('executionTargetId', 'Execution target', { options: targets.map((target) => ({ value: target.id, label: target.name })), optional: true, hint: 'None: the operator\u2019s default.' })}
+${input('agentKind', 'Agent', { options: AGENT_CHOICES, hint: 'The target\u2019s own command, or a coding agent\u2019s CLI whose events the trace shows (local and Docker targets).' })}
+${input('maxTurns', 'Most turns a run may take', { optional: true, hint: 'A coding agent\u2019s runs only. Empty: no limit.' })}
+${input('maxCostUsd', 'Most a run may cost, in US dollars', { optional: true, hint: 'A coding agent\u2019s runs only, by the cost it reports or the operator\u2019s prices. Empty: no limit.' })}
 <fieldset><legend>Runs when</legend>${[
         ['invocation', 'it is invoked'],
         ['webhook', 'a webhook source delivers an event'],
@@ -257,6 +261,7 @@ ${input('timezone', 'Time zone (schedule)', { optional: true, hint: 'An IANA nam
       ['Slug', html`<code>${job.slug}</code>`],
       ['State', html`${job.enabled ? 'enabled' : 'disabled'} <form method="post" action="${at}/${job.enabled ? 'disable' : 'enable'}"><button type="submit" class="secondary">${job.enabled ? 'Disable' : 'Enable'}</button></form>`],
       ['Execution target', html`${job.executionTargetId ?? 'none'}`],
+      ['Agent', agentText(job.agent)],
       ['Model and effort', html`${job.model ?? 'the agent\u2019s default'}, ${job.effort ?? 'default effort'}`],
       ['Runs at once', html`${job.concurrencyLimit}`],
       ...(job.flowControl.concurrency ? [['Per key', keyedText(job.flowControl.concurrency)] as [string, Html]] : []),

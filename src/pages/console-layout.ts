@@ -97,8 +97,14 @@ export function time(iso: string | null | undefined, absent = '—'): Html {
 export function table(headers: string[], rows: Html[][], empty: string, body?: Html): Html {
   if (!rows.length && !body) return html`<p>${empty}</p>`;
   return html`<table><thead><tr>${headers.map((header) => html`<th scope="col">${header}</th>`)}</tr></thead>
-<tbody${body ?? null}>${rows.map((cells) => html`<tr>${cells.map((cell, i) => html`<td data-label="${headers[i] ?? ''}">${cell}</td>`)}</tr>`)}</tbody></table>`;
+<tbody${body ?? null}>${rows.map((cells) => tableRow(headers, cells))}</tbody></table>`;
 }
+
+/** One row of a `table` of those `headers`, for a script that adds rows to one: each cell named by its column. */
+export const tableRow = (headers: string[], cells: Html[]): Html => html`<tr>${cells.map((cell, i) => html`<td data-label="${headers[i] ?? ''}">${cell}</td>`)}</tr>`;
+
+/** An amount in US dollars as the console writes it: cents, and finer amounts to a hundredth of a cent. */
+export const dollars = (amount: number): string => amount.toLocaleString('en-US', { style: 'currency', currency: 'USD', minimumFractionDigits: 2, maximumFractionDigits: 4 });
 
 /** A signing secret, shown once (the page must not be stored): the advice, and buttons that copy it and `also`. */
 export const secretOnce = ({ title, advice, secret, also }: { title: string; advice: string; secret: string; also: { label: string; value: string } }): Html =>

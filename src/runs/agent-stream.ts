@@ -5,6 +5,7 @@ import { agentOutcome } from './agent-outcome-fns';
 import { budgetCrossed, streamReader } from '../agents/agents-fns';
 import type { AgentEvent, JobAgent, RunUsage, Spent, StreamKind } from '../agents/agent-events-fns';
 import type { Outcome } from '../integrations/executor';
+import { costOf, type ModelPrice, type ModelPrices } from '../lib/model-prices';
 import type { TraceEntry } from './runs-repo';
 
 /** Texts longer than this are cut in the trace (a tool's whole output is the agent's, not the trace's). */
@@ -24,32 +25,43 @@ function recorded(event: AgentEvent): TraceEntry {
       const input = JSON.stringify(event.data.input ?? {});
       return { type: 'tool_call', data: { ...event.data, input: input.length > MAX_TEXT ? cut(input) : event.data.input } };
     }
-    case 'usage':
-      return { type: 'usage', data: { ...usageOf(event.data) } };
     case 'error':
       return { type: 'error', data: { ...event.data, message: cut(event.data.message) } };
     default:
-      return event;
+      return { type: event.type, data: { ...event.data } };
   }
 }
 
-/** What a run spent, with where its cost comes from: the agent's report, or unknown (never a guess). */
-export const usageOf = (spent: Spent): RunUsage => ({
-  inputTokens: spent.inputTokens,
-  outputTokens: spent.outputTokens,
-  cachedTokens: spent.cachedTokens,
-  turns: spent.turns,
-  costUsd: spent.costUsd,
-  costSource: spent.costUsd === null ? 'unknown' : 'reported',
-});
-
 /**
- * The stream of a run's agent. `session` is what its `session_started` says of the session it was to
- * continue: the run it continued, or why it could not.
+ * What a run spent, with where its cost comes from: the agent's report, or the operator's price of the
+ * model, or unknown (never a guess).
  */
-export function agentStream(agent: JobAgent & { kind: StreamKind }, session: Record<string, string> | null = null) {
+export function usageOf(spent: Spent, price?: ModelPrice): RunUsage {
+  const tokens = { inputTokens: spent.inputTokens, outputTokens: spent.outputTokens, cachedTokens: spent.cachedTokens, turns: spent.turns };
+  if (spent.costUsd !== null) return { ...tokens, costUsd: spent.costUsd, costSource: 'reported' };
+  if (price) return { ...tokens, costUsd: Math.round(costOf(price, spent) * 1e6) / 1e6, costSource: 'computed' };
+  return { ...tokens, costUsd: null, costSource: 'unknown' };
+}
+
+/** What a stream needs besides the job's agent: the session it continues, and the price of its model. */
+export interface StreamOptions {
+  /** What its `session_started` says of the session it was to continue: the run it continued, or why it could not. */
+  session?: Record<string, string> | null;
+  /** The model the job asks for: priced when the agent does not say which it used. */
+  model?: string | null;
+  prices?: ModelPrices;
+}
+
+export function agentStream(agent: JobAgent & { kind: StreamKind }, { session = null, model = null, prices = {} }: StreamOptions = {}) {
   const reader = streamReader(agent.kind);
   let crossed: string | null = null;
+  const usage = (spent: Spent) => {
+    const priced = reader.summary().model ?? model;
+    return usageOf(spent, priced ? prices[priced] : undefined);
+  };
+  /** The event as it is recorded: its usage priced. */
+  const entryOf = (event: AgentEvent): TraceEntry =>
+    event.type === 'session_started' && session ? { type: event.type, data: { ...event.data, ...session } } : event.type === 'usage' ? { type: 'usage', data: { ...usage(event.data) } } : recorded(event);
   return {
     /** The trace entries of a line of stdout; null when it is not an event of the stream (kept as text). */
     line(text: string): TraceEntry[] | null {
@@ -63,15 +75,15 @@ export function agentStream(agent: JobAgent & { kind: StreamKind }, session: Rec
       if (typeof event !== 'object' || event === null || Array.isArray(event)) return null;
       const events = reader.read(event as Record<string, unknown>);
       if (!events) return null;
-      const entries = events.map((event) => (event.type === 'session_started' && session ? { type: event.type, data: { ...event.data, ...session } } : recorded(event)));
+      const entries = events.map(entryOf);
       const spent = reader.summary().spent;
-      if (!crossed && spent && (crossed = budgetCrossed(agent, spent))) entries.push({ type: 'error', data: { message: crossed, reason: 'budget_exceeded', fatal: true } });
+      if (!crossed && spent && (crossed = budgetCrossed(agent, usage(spent)))) entries.push({ type: 'error', data: { message: crossed, reason: 'budget_exceeded', fatal: true } });
       return entries;
     },
     /** What the agent spent so far; null before its first report. */
     usage(): RunUsage | null {
       const spent = reader.summary().spent;
-      return spent && usageOf(spent);
+      return spent && usage(spent);
     },
     /** The CLI's id of the session, once it said it. */
     sessionId: () => reader.summary().sessionId,

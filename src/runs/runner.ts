@@ -4,7 +4,7 @@
 // dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
-import { DEFAULT_AGENT, isStreamKind } from '../agents/agents-fns';
+import { DEFAULT_AGENT, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
 import type { JobAgent, RunUsage } from '../agents/agent-events-fns';
 import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
@@ -12,6 +12,7 @@ import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
 import type { FlowControl } from '../jobs/flow-control-fns';
 import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
+import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
@@ -37,6 +38,8 @@ export interface RunnerDeps {
   announceStop?(runId: string): void;
   /** Lines of agent output kept per attempt; the rest are dropped, and the trace says so. */
   traceMaxLines: number;
+  /** Per model, what its tokens cost (FLOWS_MODEL_PRICES). */
+  modelPrices?: ModelPrices;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
 }
@@ -137,7 +140,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {} }: RunnerDeps) {
   const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -239,7 +242,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         overBudget = true;
         execution?.stop();
       };
-      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, session?.note ?? null) : null;
+      if (isStreamKind(agent.kind)) {
+        const unheld = unheldCostBudget({ ...agent, kind: agent.kind }, job.model, (model) => model in modelPrices);
+        if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
+      }
+      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, { session: session?.note, model: job.model, prices: modelPrices }) : null;
       const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
         {

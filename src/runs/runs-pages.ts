@@ -9,6 +9,7 @@ import { runLink } from '../jobs/jobs-pages';
 import { consoleAction, consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
 import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
+import { TRACE_COLUMNS, traceCells, traceRows, usageText } from './trace-view';
 import type { JobsService } from '../jobs/jobs-service';
 import type { RunsService } from './runs-service';
 
@@ -44,12 +45,8 @@ function causeText({ trigger, invocationId }: RunView): Html {
   return html`${trigger.type === 'invocation' ? html`an invocation${invocationId ? html` (<code>${invocationId}</code>)` : null}` : trigger.type}`;
 }
 
-/** What an event of the trace says, in a line. */
-function eventText(event: { type: string; data: unknown }): string {
-  const data = event.data as Record<string, unknown> | null;
-  if (event.type === 'agent_output' && typeof data?.text === 'string') return data.text;
-  return data === null || data === undefined ? '' : JSON.stringify(data);
-}
+/** Most trace rows a turn of the run page's live script reads (the repository reads one more, to tell whether more follow). */
+const LIVE_ROWS = 100;
 
 export function runsPages(deps: RunsPagesDeps): Router {
   const router = Router();
@@ -100,6 +97,7 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
       ['Created', time(run.createdAt)],
       ['Started', time(run.startedAt)],
       ['Finished', time(run.finishedAt)],
+      ...(run.usage ? [['Usage', html`${usageText(run.usage)}`] as [string, Html]] : []),
     ];
     sendConsolePage(
       res,
@@ -111,8 +109,24 @@ ${run.error ? html`<h2>Error</h2><p class="error">${run.error}</p>` : null}
 ${run.result ? html`<h2>Result</h2><pre>${JSON.stringify(run.result, null, 2)}</pre>` : null}
 <h2>Prompt</h2><pre>${run.prompt}</pre>
 <h2>Trace</h2>
-${table(['#', 'Time', 'Event', 'Data'], page.map((event) => [html`${event.seq}`, time(event.at), html`${event.type}`, html`<pre>${eventText(event)}</pre>`]), 'Nothing traced yet.', live ? html` id="trace" data-run="${run.id}" data-after="${page.at(-1)?.seq ?? request.after ?? 0}"` : undefined)}${nextPage(headers)}
+${table(TRACE_COLUMNS, page.map(traceCells), 'Nothing traced yet.', live ? html` id="trace" data-run="${run.id}" data-after="${page.at(-1)?.seq ?? request.after ?? 0}"` : undefined)}${nextPage(headers)}
 ${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
+    );
+  });
+
+  // What the run page's live script appends: rows rendered as the page's own, in a table body saying the run's state.
+  router.get('/console/runs/:runId/trace-rows', async (req: Request, res: Response) => {
+    const after = Number(queryParam(req, 'after') ?? 0);
+    if (!Number.isSafeInteger(after) || after < 0) return void res.status(400).type('text').send('`after` must be a whole number.');
+    const read = await consoleFind(deps, req, res, '/console/runs', 'No such run in this tenant.', async (db) => {
+      const run = await deps.runs.get(db, req.params.runId as string);
+      return { run, events: await deps.runs.trace(db, run.id, { limit: LIVE_ROWS, after }) };
+    });
+    if (!read) return;
+    const { run, events } = read.found;
+    const rows = events.slice(0, LIVE_ROWS);
+    res.type('html').set('cache-control', 'no-store').send(
+      html`<table><tbody data-state="${run.state}" data-after="${rows.at(-1)?.seq ?? after}" data-ended="${String(isTerminal(run.state))}" data-more="${String(events.length > LIVE_ROWS)}">${traceRows(rows)}</tbody></table>`.value,
     );
   });
 

@@ -40,6 +40,7 @@ beforeAll(async () => {
   chmodSync(stateDir, 0o711);
   app = await startTestApp(
     {
+      modelPrices: { 'gpt-5.5': { input: 1.25, cachedInput: 0.125, output: 10 } },
       localAgent: {
         command: 'true',
         timeoutSeconds: 90,
@@ -110,7 +111,8 @@ it('runs Codex in the sandbox, able to edit (not its read-only default): its com
   });
   const { run, trace, of } = await runOf(job.id);
   expect(run).toMatchObject({ state: 'succeeded', result: { summary: 'Done: wrote hello.txt and notes.md', sessionId: expect.any(String) } });
-  expect(run.usage).toEqual({ inputTokens: 300, outputTokens: 60, cachedTokens: 150, turns: 1, costUsd: null, costSource: 'unknown' });
+  // Codex reports no cost: the operator's price of gpt-5.5 gives it, 150 fresh and 150 cached tokens in, 60 out.
+  expect(run.usage).toEqual({ inputTokens: 300, outputTokens: 60, cachedTokens: 150, turns: 1, costUsd: 0.000806, costSource: 'computed' });
   expect(of('command')).toEqual([{ command: 'echo hello > hello.txt && cat hello.txt', exitCode: 0, output: 'hello\n' }]);
   expect(of('file_change')).toEqual([{ path: '/workspace/notes.md', kind: 'add' }]);
   expect(of('usage').at(-1)).toEqual(run.usage);
@@ -143,6 +145,16 @@ it('stops a run that crosses its turn budget, failed with the budget and the fig
   expect(run).toMatchObject({ state: 'failed', error: 'budget_exceeded: the agent took 2 turns, over its budget of 1 (agent.maxTurns).' });
   expect(of('error')[0]).toMatchObject({ reason: 'budget_exceeded' });
   expect(of('message').map((data) => data.text)).not.toContain('I ran the command (it printed `hello`) and wrote a short summary to notes.md.');
+});
+
+it('fails a run at its start when its cost budget cannot be held: an agent that reports no cost, a model without a price', async () => {
+  const job = await createJob(app, bearer, { ...invocable, name: 'Unpriced', model: 'gemini-2.5-flash', agent: { kind: 'gemini', maxCostUsd: 1 } });
+  const { run, of } = await runOf(job.id);
+  expect(run).toMatchObject({
+    state: 'failed',
+    error: '`agent.maxCostUsd` cannot be held: gemini reports no cost and FLOWS_MODEL_PRICES has no price for the model "gemini-2.5-flash", so this run\'s cost would be unknown.',
+  });
+  expect(of('session_started')).toEqual([]);
 });
 
 it('fails a run at its start, saying how to install the CLI, when the kind has none here', async () => {

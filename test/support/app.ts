@@ -33,6 +33,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     // Many tests resend one body under new delivery ids and count each; test/api/webhook-replays.test.ts turns this on.
     webhookReplayWindowSeconds: 0,
     mcpAllowedOrigins: [],
+    modelPrices: {},
     ...overrides,
   };
 }

@@ -4,7 +4,8 @@
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import type { JobAgent, StreamKind } from '../../src/agents/agent-events-fns';
-import { agentCommandLine, agentProblem } from '../../src/agents/agents-fns';
+import { agentCommandLine, agentProblem, unheldCostBudget } from '../../src/agents/agents-fns';
+import { pricesProblem } from '../../src/lib/model-prices';
 import type { Outcome } from '../../src/integrations/executor';
 import { agentStream, MAX_TEXT } from '../../src/runs/agent-stream';
 import type { TraceEntry } from '../../src/runs/runs-repo';
@@ -200,5 +201,41 @@ describe('settings and command lines', () => {
     expect(agentCommandLine({ kind: 'gemini' }, call)).toContain(" '--resume' 'ses-1'");
     expect(agentCommandLine({ kind: 'opencode' }, call)).toContain(" '--session' 'ses-1'");
     expect(agentCommandLine({ kind: 'cursor' }, call)).toContain(" '--resume' 'ses-1'");
+  });
+});
+
+describe('prices', () => {
+  it('computes the cost of an agent that reports none from the price of its model, cached input at its own price', () => {
+    const stream = agentStream({ kind: 'codex' }, { model: 'gpt-5.5', prices: { 'gpt-5.5': { input: 2, cachedInput: 0.5, output: 8 } } });
+    for (const line of lines('codex')) stream.line(line);
+    // 150 fresh × 2 + 150 cached × 0.5 + 60 out × 8, per million.
+    expect(stream.usage()).toEqual({ inputTokens: 300, outputTokens: 60, cachedTokens: 150, turns: 1, costUsd: 0.000855, costSource: 'computed' });
+  });
+
+  it('prices the model the agent says it used before the one the job asked for, and keeps a reported cost', () => {
+    const gemini = agentStream({ kind: 'gemini' }, { model: 'other', prices: { 'gemini-2.5-flash': { input: 1, output: 1 } } });
+    for (const line of lines('gemini')) gemini.line(line);
+    expect(gemini.usage()).toMatchObject({ costSource: 'computed', costUsd: (24310 + 566) / 1e6 });
+    const claude = agentStream({ kind: 'claude-code' }, { model: 'claude-sonnet-4-5', prices: { 'claude-sonnet-4-5': { input: 100, output: 100 } } });
+    for (const line of lines('claude-code')) claude.line(line);
+    expect(claude.usage()).toMatchObject({ costSource: 'reported', costUsd: 0.0019575 });
+  });
+
+  it('holds a cost budget only where the cost is known', () => {
+    const priced = (model: string) => model === 'gpt-5.5';
+    expect(unheldCostBudget({ kind: 'claude-code', maxCostUsd: 1 }, null, priced)).toBeNull();
+    expect(unheldCostBudget({ kind: 'codex', maxCostUsd: 1 }, 'gpt-5.5', priced)).toBeNull();
+    expect(unheldCostBudget({ kind: 'codex' }, null, priced)).toBeNull();
+    expect(unheldCostBudget({ kind: 'cursor', maxCostUsd: 1 }, null, priced)).toBe(
+      "`agent.maxCostUsd` cannot be held: cursor reports no cost and the job names no `model` to price, so this run's cost would be unknown.",
+    );
+  });
+
+  it('refuses a price table that is not one, naming the field', () => {
+    expect(pricesProblem({ 'gpt-5.5': { input: 1, output: 2, cachedInput: 0.1 } })).toBeNull();
+    expect(pricesProblem([])).toBe('must be a JSON object of models');
+    expect(pricesProblem({ m: { input: 1 } })).toBe('m.output: must be a number of US dollars per million tokens, 0 or more');
+    expect(pricesProblem({ m: { input: -1, output: 1 } })).toBe('m.input: must be a number of US dollars per million tokens, 0 or more');
+    expect(pricesProblem({ m: { input: 1, output: 1, per: 'token' } })).toBe('m.per: is not a field of a price (input, output, cachedInput)');
   });
 });

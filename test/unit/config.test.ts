@@ -63,6 +63,12 @@ describe('loadConfig', () => {
       'claude-code': '/opt/claude/claude', codex: '/opt/codex',
     });
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_STATE_DIR: '/var/lib/flows/agents' }).localAgent?.stateDir).toBe('/var/lib/flows/agents');
+    // Prices inline, or in a file.
+    const prices = { 'gpt-5.5': { input: 1.25, output: 10 } };
+    expect(loadConfig({ ...sqlite, FLOWS_MODEL_PRICES: JSON.stringify(prices) }).modelPrices).toEqual(prices);
+    writeFileSync(path.join(dir, 'prices.json'), JSON.stringify(prices));
+    expect(loadConfig({ ...sqlite, FLOWS_MODEL_PRICES: path.join(dir, 'prices.json') }).modelPrices).toEqual(prices);
+    expect(loadConfig(sqlite).modelPrices).toEqual({});
     // `on`, the earlier name of `public`, is still taken; an allowlist names domains.
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'on' }).localAgent?.network).toBe('public');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist', FLOWS_LOCAL_AGENT_ALLOW: 'api.anthropic.com, *.npmjs.org' }).localAgent).toMatchObject({
@@ -89,6 +95,8 @@ describe('loadConfig', () => {
     ['FLOWS_LOCAL_AGENT_BIND', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_BIND: '/no/such/path' }],
     ['FLOWS_LOCAL_AGENT_ENV', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_ENV: 'NOT-A-NAME' }],
     ['FLOWS_AGENT_BIN_GEMINI', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_BIN_GEMINI: 'gemini' }],
+    ['FLOWS_MODEL_PRICES', { FLOWS_MODEL_PRICES: '{"m": {"input": "cheap"}}' }],
+    ['FLOWS_MODEL_PRICES', { FLOWS_MODEL_PRICES: '/no/such/prices.json' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: 'lots' }],
     ['FLOWS_RATE_LIMIT_API_ADDRESS', { FLOWS_RATE_LIMIT_API_ADDRESS: '1.5' }],

@@ -1,40 +1,13 @@
 // The run page, live: while the run is unfinished, its new trace events are appended (read with `after`,
-// never the whole trace again) and its state kept current, through the API with the owner's session.
-// When the run ends, the page's content is read once more and put in place, to show its outcome.
+// never the whole trace again) and its state kept current. The rows come rendered by the server, as the
+// page's own (src/runs/trace-view.ts), escaped there. When the run ends, the page's content is read once
+// more and put in place, to show its outcome.
 (function () {
   const trace = document.getElementById('trace');
   const state = document.getElementById('run-state');
   if (!trace || !state) return;
-  const runId = trace.dataset.run;
+  const rowsAt = `/console/runs/${encodeURIComponent(trace.dataset.run)}/trace-rows`;
   let after = Number(trace.dataset.after || 0);
-  const TERMINAL = ['succeeded', 'failed', 'timed_out', 'canceled'];
-  // Each cell carries its column's name, as the page's own rows do (the cards of a narrow screen show it).
-  const labels = [...trace.closest('table').querySelectorAll('thead th')].map((th) => th.textContent);
-  const api = (path) => fetch(`/api/v1/runs/${encodeURIComponent(runId)}${path}`, { credentials: 'same-origin', headers: { accept: 'application/json' } });
-
-  function cell(row, text, pre) {
-    const td = row.insertCell();
-    if (pre) {
-      const block = document.createElement('pre');
-      block.textContent = text;
-      td.appendChild(block);
-    } else td.textContent = text;
-  }
-
-  function append(event) {
-    const row = trace.insertRow();
-    cell(row, String(event.seq));
-    const time = document.createElement('time');
-    time.dateTime = event.at;
-    time.title = event.at;
-    time.textContent = `${event.at.replace('T', ' ').slice(0, 19)} UTC`; // as time() in console-layout.ts writes it
-    row.insertCell().appendChild(time);
-    cell(row, event.type);
-    const data = event.data;
-    cell(row, event.type === 'agent_output' && data && typeof data.text === 'string' ? data.text : data == null ? '' : JSON.stringify(data), true);
-    [...row.cells].forEach((td, i) => (td.dataset.label = labels[i] ?? ''));
-    after = event.seq;
-  }
 
   async function showEnded() {
     const page = await fetch(location.href, { credentials: 'same-origin' });
@@ -42,20 +15,28 @@
     if (page.ok && fresh) document.querySelector('main').replaceWith(fresh);
   }
 
+  /** Appends the rows after the last one shown; answers how long to wait for the next turn, or null once the run ended. */
+  async function turn() {
+    const answer = await fetch(`${rowsAt}?after=${after}`, { credentials: 'same-origin', headers: { accept: 'text/html' } });
+    // A page other than the rows (sign-in, once the session ended) has no such body: the next turn tries again.
+    const rows = answer.ok ? new DOMParser().parseFromString(await answer.text(), 'text/html').querySelector('tbody[data-state]') : null;
+    if (!rows) return 1000;
+    trace.append(...rows.rows);
+    after = Number(rows.dataset.after);
+    state.textContent = rows.dataset.state;
+    if (rows.dataset.ended === 'true') return null;
+    return rows.dataset.more === 'true' ? 0 : 1000;
+  }
+
   async function poll() {
+    let wait = 1000;
     try {
-      const events = await api(`/trace?after=${after}&limit=100`);
-      if (events.ok) (await events.json()).forEach(append);
-      const run = await api('');
-      if (run.ok) {
-        const { state: now } = await run.json();
-        state.textContent = now;
-        if (TERMINAL.includes(now)) return void showEnded();
-      }
+      wait = await turn();
+      if (wait === null) return void (await showEnded());
     } catch {
       // the next turn tries again
     }
-    setTimeout(poll, 1000);
+    setTimeout(poll, wait);
   }
   setTimeout(poll, 1000);
 })();
