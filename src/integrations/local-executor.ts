@@ -91,6 +91,12 @@ async function sessionState(stateRoot: string, key: string, kind: StreamKind, sa
   return { dir, env: agentStateVariables(kind, seen), binds: sandboxed ? [{ path: dir, at: STATE_MOUNT, writable: true }] : [] };
 }
 
+async function emptyFolder(dir: string): Promise<string> {
+  await rm(dir, { recursive: true, force: true });
+  await mkdir(dir, { mode: 0o700 });
+  return dir;
+}
+
 /** Removes the sessions' state not used for `days` days; answers how many. */
 async function sweepStates(stateRoot: string, days: number): Promise<number> {
   const before = Date.now() - days * 86_400_000;
@@ -210,6 +216,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       }
       const run = await commandOf(spec, agent);
       if ('problem' in run) return failedAtStart('local', run.problem, 'setup');
+      let sessionDir: string | null = null;
       if (run.kind && spec.session) {
         let state: Awaited<ReturnType<typeof sessionState>>;
         try {
@@ -219,8 +226,10 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         }
         Object.assign(run.env, state.env);
         run.binds.push(...state.binds);
+        sessionDir = state.dir;
       }
-      const dir = await makeRunDir();
+      // Unsandboxed, a session's runs share one working folder path (agents key their sessions by it), empty each time.
+      const dir = sessionDir && !sandboxed ? await emptyFolder(path.join(sessionDir, 'workspace')) : await makeRunDir();
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
         HOME: sandboxed ? home : (process.env.HOME ?? dir),

@@ -234,6 +234,36 @@ describe('sessions', () => {
     expect(other.of('session_started')[0]).not.toHaveProperty('continuedFromRunId');
   });
 
+  it('continues a Claude Code session unsandboxed too: its runs share one working folder path', async () => {
+    const unsandboxedState = mkdtempSync(path.join(tmpdir(), 'flows-agent-state-off-'));
+    const off = await startTestApp({ localAgent: { command: 'true', timeoutSeconds: 90, sandbox: 'off', stateDir: unsandboxedState, agentBins: { 'claude-code': agentCliPath('claude') } } });
+    try {
+      const owner = await createOwner(off.database.db);
+      const headers = { authorization: `Bearer ${await accessToken(off, owner)}` };
+      const job = await createJob(off, headers, {
+        name: 'Unsandboxed',
+        model: 'claude-sonnet-4-5',
+        promptTemplate: 'Ask {{ data.n }}',
+        triggers: [{ type: 'invocation' }],
+        agent: { kind: 'claude-code', continue: { key: '"one"' } },
+        env: { ANTHROPIC_BASE_URL: fake.url, ANTHROPIC_API_KEY: API_KEY },
+      });
+      const invoke = async (n: number) => {
+        const { body } = await call(off, 'POST', `/api/v1/jobs/${job.id}/invocations`, { headers, body: { data: { n } } });
+        await off.runner.idle();
+        return (await call(off, 'GET', `/api/v1/runs/${body.runId}`, { headers })).body;
+      };
+      const first = await invoke(1);
+      const since = fake.requests.length;
+      const second = await invoke(2);
+      expect(second).toMatchObject({ state: 'succeeded', result: { sessionId: first.result.sessionId } });
+      expect(firstRequestOf(since, '/v1/messages')).toContain('Ask 1');
+    } finally {
+      await off.close();
+      rmSync(unsandboxedState, { recursive: true, force: true });
+    }
+  });
+
   it('continues the Codex thread of the run an invocation names', async () => {
     const job = await createJob(app, bearer, { ...invocable, name: 'Codex session', model: 'gpt-5.5', agent: { kind: 'codex' }, env: { CODEX_HOME: codexHome, FAKE_MODEL_API_KEY: { secret: 'MODEL_KEY' } } });
     const first = await runOf(job.id);
