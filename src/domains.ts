@@ -38,6 +38,8 @@ import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
 import { triggersHandlers } from './triggers/triggers-handlers';
 import { createTriggersService } from './triggers/triggers-service';
+import { usageHandlers } from './usage/usage-handlers';
+import { createUsageService } from './usage/usage-service';
 import { intakeRouter } from './webhooks/intake-router';
 import { webhooksHandlers } from './webhooks/webhooks-handlers';
 import { createWebhooksService } from './webhooks/webhooks-service';
@@ -166,6 +168,7 @@ export function createDomains({
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
+    ...usageHandlers(createUsageService({ now })),
     ...targetsHandlers(targets),
     ...connectionsHandlers(connections, diagnostics),
     ...triggersHandlers(triggers),

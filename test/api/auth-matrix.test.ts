@@ -242,17 +242,23 @@ describe('the auth matrix of every operation, from its security requirements', (
 
 describe('another tenant\'s resources', () => {
   const snapshots = new Map<string, string>();
+  // Usage's window ends now unless given one: read with a window fixed around the whole test.
+  const day = 86_400_000;
+  const usageWindow = `?since=${new Date(Date.now() - day).toISOString()}&until=${new Date(Date.now() + day).toISOString()}`;
   // Everything of theirs, as its owner reads it (the session: reading leaves their tokens' last use alone).
   const readTheirs = async () => {
     const reads = new Map<string, string>();
     for (const op of ops.filter((o) => o.method === 'GET')) {
-      const res = await call(app, 'GET', urlOf(op, theirs.ids), { headers: theirs.session });
+      const res = await call(app, 'GET', urlOf(op, theirs.ids, op.id === 'getUsage' ? usageWindow : ''), { headers: theirs.session });
       reads.set(op.id, `${res.status} ${res.text}`);
     }
     return reads;
   };
 
   beforeAll(async () => {
+    // A run of theirs that spent something, so that their usage is more than zeros.
+    const usage = { inputTokens: 1200, outputTokens: 80, cachedTokens: 0, turns: 2, costUsd: 0.02, costSource: 'reported' };
+    await app.database.db.run.update({ where: { id: theirs.ids.runId }, data: { usage } });
     for (const [id, read] of await readTheirs()) snapshots.set(id, read);
   });
 

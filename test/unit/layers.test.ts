@@ -27,6 +27,8 @@ const RANKS: Record<string, number> = {
   runs: 10,
   webhooks: 11,
   events: 11,
+  // What runs spent, summed from their rows.
+  usage: 11,
   // The surfaces over them, and the one place that wires them together.
   mcp: 12,
   cli: 12,
@@ -52,7 +54,7 @@ function importsOf(file: string): string[] {
 }
 
 /** Folders of tenant data: they reach the database only through the tenant-bound client their callers hand them. */
-const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'secrets', 'mcp']);
+const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'secrets', 'mcp', 'usage']);
 const RAW_CLIENT = path.join(SRC, 'db', 'client');
 
 it('ranks every top-level entry of src/', () => {

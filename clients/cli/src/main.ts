@@ -6,6 +6,7 @@ import { authCommands } from './commands/auth';
 import { jobsCommands } from './commands/jobs';
 import { moreCommands } from './commands/more';
 import { runsCommands } from './commands/runs';
+import { usageCommands } from './commands/usage';
 import { CliError, EXIT } from './errors';
 
 const program = new Command('flows')
@@ -18,6 +19,7 @@ const program = new Command('flows')
 authCommands(program);
 jobsCommands(program);
 runsCommands(program);
+usageCommands(program);
 moreCommands(program);
 
 program.parseAsync(process.argv).catch((err: unknown) => {

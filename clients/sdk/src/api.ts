@@ -17,6 +17,7 @@ import type {
   TemplateTestRequest,
   TemplateTestResult,
   TraceEvent,
+  UsageSummary,
   WebhookActivity,
   WebhookRefusal,
   WebhookSource,
@@ -81,6 +82,11 @@ export interface Flows {
     /** The trace as it grows, each event once, in `seq` order; ends when the run is terminal and all is read. */
     follow(id: string, options?: FollowOptions): AsyncIterable<TraceEvent>;
   };
+  /**
+   * What the runs created in `[since, until)` spent (30 days before now by default), in total and per job
+   * (the costliest first) or per UTC day; only runs with usage count, those of unknown cost in `unknownCostRuns`.
+   */
+  usage(query?: { since?: string; until?: string; groupBy?: UsageSummary['groupBy'] }): Promise<UsageSummary>;
   conditions: {
     test(body: ConditionTestRequest): Promise<ConditionDecision>;
   };

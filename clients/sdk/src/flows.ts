@@ -34,6 +34,7 @@ export function createFlows({ baseUrl, accessToken, refresh, fetch = globalThis.
       invoke: async (ref, body = {}) => unwrap(await client.POST('/api/v1/jobs/{jobId}/invocations', { params: job(ref), body })),
     },
     runs: runsOf(client),
+    usage: async (query = {}) => unwrap(await client.GET('/api/v1/usage', { params: { query } })),
     conditions: {
       test: async (body) => unwrap(await client.POST('/api/v1/job-conditions/test', { body })),
     },

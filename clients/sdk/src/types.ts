@@ -22,3 +22,6 @@ export type WebhookSource = Schemas['WebhookSource'];
 export type WebhookSourceCreate = Schemas['WebhookSourceCreate'];
 export type WebhookSourceWithSecret = Schemas['WebhookSourceWithSecret'];
 export type WebhookRefusal = Schemas['WebhookRefusal'];
+export type UsageSummary = Schemas['UsageSummary'];
+export type UsageTotals = Schemas['UsageTotals'];
+export type UsageGroup = Schemas['UsageGroup'];

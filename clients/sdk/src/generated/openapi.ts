@@ -457,6 +457,35 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get usage and cost
+         * @description Sums what the tenant's runs spent (their `usage`, see `RunUsage`) over a window of their creation
+         *     times, `[since, until)`, per job or per day (UTC), with a total. Only runs that have `usage` count:
+         *     runs of `command` agents, and runs that ended before their agent's first usage report, have none.
+         *     `costUsd` sums the costs that are known (reported by the agent or computed from the operator's
+         *     price table); runs whose cost is unknown are counted in `unknownCostRuns`, so a total that leaves
+         *     some out says so. Costs are summed to the millionth of a dollar.
+         *
+         *     The window defaults to the 30 days before `until`, and `until` to now; it may span at most 366 days.
+         *     `since` not before `until`, a longer window, or a bound outside the supported range is refused
+         *     with 400 `validation_failed`. Runs removed by retention (`FLOWS_RETENTION_DAYS`) are no longer counted.
+         */
+        get: operations["getUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-activity": {
         parameters: {
             query?: never;
@@ -1116,7 +1145,7 @@ export interface webhooks {
         put?: never;
         /**
          * A run changed state
-         * @description Sent to subscriptions of `run.queued`, `run.started`, `run.succeeded`, `run.failed`, `run.canceled`, `run.timed_out` and `run.expired` when a run enters that state. `data` is the run as `GET /api/v1/runs/{runId}` shows it at that moment. Verify the Standard Webhooks signature before trusting the body; dedupe on `webhook-id`.
+         * @description Sent to subscriptions of `run.queued`, `run.started`, `run.succeeded`, `run.failed`, `run.canceled`, `run.timed_out` and `run.expired` when a run enters that state. `data` is the run as `GET /api/v1/runs/{runId}` shows it at that moment, `usage` included: a finished run of an agent whose events Flows reads carries what it spent in all (tokens, turns, cost). Verify the Standard Webhooks signature before trusting the body; dedupe on `webhook-id`.
          */
         post: operations["receiveRunEvent"];
         delete?: never;
@@ -2324,6 +2353,135 @@ export interface components {
              * @enum {string}
              */
             costSource: "reported" | "computed" | "unknown";
+        };
+        /**
+         * @description What a set of runs spent, summed over those that have `usage`.
+         * @example {
+         *       "runs": 12,
+         *       "inputTokens": 581200,
+         *       "outputTokens": 40310,
+         *       "cachedTokens": 498000,
+         *       "turns": 96,
+         *       "costUsd": 2.4107,
+         *       "unknownCostRuns": 1
+         *     }
+         */
+        UsageTotals: {
+            /** @description Runs that have `usage`. */
+            runs: number;
+            /** @description Sum of their `inputTokens`. */
+            inputTokens: number;
+            /** @description Sum of their `outputTokens`. */
+            outputTokens: number;
+            /** @description Sum of their `cachedTokens`. */
+            cachedTokens: number;
+            /** @description Sum of their `turns`. */
+            turns: number;
+            /** @description Sum of their known costs in US dollars (to the millionth); runs of unknown cost add nothing. */
+            costUsd: number;
+            /** @description Runs that have `usage` but whose cost is unknown (`costUsd` null), left out of `costUsd`. */
+            unknownCostRuns: number;
+        };
+        /**
+         * @description The sums of one group: one job (`jobId`, `jobSlug`) or one UTC day (`day`), as `groupBy` says.
+         * @example {
+         *       "jobId": "job_8f3k2m1q9zt4",
+         *       "jobSlug": "fix-issues",
+         *       "runs": 9,
+         *       "inputTokens": 433900,
+         *       "outputTokens": 29800,
+         *       "cachedTokens": 371000,
+         *       "turns": 71,
+         *       "costUsd": 1.8216,
+         *       "unknownCostRuns": 0
+         *     }
+         */
+        UsageGroup: {
+            /** @description `groupBy=job`: the job. */
+            jobId?: string;
+            /** @description `groupBy=job`: the job's slug. */
+            jobSlug?: string;
+            /**
+             * Format: date
+             * @description `groupBy=day`: the UTC day the runs were created on (`YYYY-MM-DD`).
+             */
+            day?: string;
+            /** @description Runs that have `usage`. */
+            runs: number;
+            /** @description Sum of their `inputTokens`. */
+            inputTokens: number;
+            /** @description Sum of their `outputTokens`. */
+            outputTokens: number;
+            /** @description Sum of their `cachedTokens`. */
+            cachedTokens: number;
+            /** @description Sum of their `turns`. */
+            turns: number;
+            /** @description Sum of their known costs in US dollars (to the millionth); runs of unknown cost add nothing. */
+            costUsd: number;
+            /** @description Runs that have `usage` but whose cost is unknown (`costUsd` null), left out of `costUsd`. */
+            unknownCostRuns: number;
+        };
+        /**
+         * @description The answer of `GET /api/v1/usage`: the window summed, its total, and its groups.
+         * @example {
+         *       "since": "2025-05-05T00:00:00Z",
+         *       "until": "2025-06-04T00:00:00Z",
+         *       "groupBy": "job",
+         *       "total": {
+         *         "runs": 12,
+         *         "inputTokens": 581200,
+         *         "outputTokens": 40310,
+         *         "cachedTokens": 498000,
+         *         "turns": 96,
+         *         "costUsd": 2.4107,
+         *         "unknownCostRuns": 1
+         *       },
+         *       "groups": [
+         *         {
+         *           "jobId": "job_8f3k2m1q9zt4",
+         *           "jobSlug": "fix-issues",
+         *           "runs": 9,
+         *           "inputTokens": 433900,
+         *           "outputTokens": 29800,
+         *           "cachedTokens": 371000,
+         *           "turns": 71,
+         *           "costUsd": 1.8216,
+         *           "unknownCostRuns": 0
+         *         },
+         *         {
+         *           "jobId": "job_3c7n1v9b5x2z",
+         *           "jobSlug": "triage",
+         *           "runs": 3,
+         *           "inputTokens": 147300,
+         *           "outputTokens": 10510,
+         *           "cachedTokens": 127000,
+         *           "turns": 25,
+         *           "costUsd": 0.5891,
+         *           "unknownCostRuns": 1
+         *         }
+         *       ]
+         *     }
+         */
+        UsageSummary: {
+            /**
+             * Format: date-time
+             * @description Start of the window (inclusive), as applied.
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description End of the window (exclusive), as applied.
+             */
+            until: string;
+            /**
+             * @description How `groups` are formed.
+             * @enum {string}
+             */
+            groupBy: "job" | "day";
+            /** @description The sums over every run of the window that has `usage`. */
+            total: components["schemas"]["UsageTotals"];
+            /** @description The sums per group: per job the costliest first (then by `jobId`), per day the oldest first. */
+            groups: components["schemas"]["UsageGroup"][];
         };
         /** @description Something in a saved job that is allowed but will likely not work as meant — a path it reads that its deliveries may never carry, or no execution target when this server has no default one (`field` is `executionTargetId`). */
         JobWarning: {
@@ -3722,7 +3880,14 @@ export interface components {
          *         "finishedAt": "2025-06-04T08:31:45Z",
          *         "replayOf": null,
          *         "attempt": 1,
-         *         "usage": null
+         *         "usage": {
+         *           "inputTokens": 48210,
+         *           "outputTokens": 3120,
+         *           "cachedTokens": 40100,
+         *           "turns": 7,
+         *           "costUsd": 0.1843,
+         *           "costSource": "reported"
+         *         }
          *       }
          *     }
          */
@@ -3737,7 +3902,7 @@ export interface components {
              * @description When the event happened.
              */
             timestamp: string;
-            /** @description The run. */
+            /** @description The run, as `GET /api/v1/runs/{runId}` shows it when the event happens; `usage` holds what its agent spent so far (all of it, in the event of a terminal state), null for a `command` agent. */
             data: components["schemas"]["Run"];
         };
         /**
@@ -5930,6 +6095,50 @@ export interface operations {
                      *     }
                      */
                     "application/json": components["schemas"]["Invocation"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getUsage: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Start of the window (inclusive), compared with each run's `createdAt`. Default: 30 days before `until`.
+                 * @example 2025-05-05T00:00:00Z
+                 */
+                since?: string;
+                /**
+                 * @description End of the window (exclusive). Default: now.
+                 * @example 2025-06-04T00:00:00Z
+                 */
+                until?: string;
+                /**
+                 * @description `job`: one group per job, the costliest first (then by job id); `day`: one group per UTC day of the runs' creation, oldest first. Only groups with runs that have usage are listed.
+                 * @example job
+                 */
+                groupBy?: "job" | "day";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sums over the window, in total and per group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageSummary"];
                 };
             };
             400: components["responses"]["BadRequest"];

@@ -1,0 +1,3 @@
+-- CreateIndex
+CREATE INDEX "Run_tenantId_createdAt_idx" ON "Run"("tenantId", "createdAt");
+
