@@ -2,43 +2,27 @@
 // table per job and per day, known and unknown costs, the default window, --json, and a wrong grouping or
 // window with the documented exit codes. The login is what `flows login` leaves: a real token of the
 // server's own authorization server in the credentials file.
-import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import type { components } from '../../generated/openapi';
 import { newId } from '../../src/lib/ids';
-import { accessToken, createOwner, registerTestClient, type TestOwner } from '../support/identity';
+import { startCliSession, type CliSession } from '../support/cli-session';
 import { createJob } from '../support/kit';
-import { startListeningApp, type ListeningApp } from '../support/server';
 
-const ROOT = path.join(__dirname, '../..');
-const config = mkdtempSync(path.join(tmpdir(), 'flows-cli-usage-'));
-
-let server: ListeningApp;
-let owner: TestOwner;
+let cli: CliSession;
 const jobs: Record<string, string> = {};
+const flows = (args: string[]) => cli.flows(args);
 
 /** A finished run written straight to the database, created at `createdAt`, with what its agent spent. */
 async function runOf(jobId: string, createdAt: string, usage: components['schemas']['RunUsage'] | null) {
-  await server.app.database.db.run.create({
-    data: { id: newId('run'), tenantId: owner.tenantId, jobId, name: 'n', state: 'succeeded', triggerType: 'invocation', prompt: 'p', inputs: {}, createdAt: new Date(createdAt), ...(usage ? { usage } : {}) },
+  await cli.server.app.database.db.run.create({
+    data: { id: newId('run'), tenantId: cli.owner.tenantId, jobId, name: 'n', state: 'succeeded', triggerType: 'invocation', prompt: 'p', inputs: {}, createdAt: new Date(createdAt), ...(usage ? { usage } : {}) },
   });
 }
 
 const spent = (inputTokens: number, outputTokens: number, costUsd: number | null): components['schemas']['RunUsage'] => ({ inputTokens, outputTokens, cachedTokens: 0, turns: 2, costUsd, costSource: costUsd === null ? 'unknown' : 'reported' });
 
 beforeAll(async () => {
-  server = await startListeningApp();
-  owner = await createOwner(server.app.database.db);
-  const clientId = await registerTestClient(server.app, 'flows CLI');
-  const token = await accessToken(server.app, owner, { clientId });
-  mkdirSync(path.join(config, 'flows'), { recursive: true, mode: 0o700 });
-  const store = { current: server.url, servers: { [server.url]: { clientId, accessToken: token, expiresAt: Date.now() + 3_600_000 } } };
-  writeFileSync(path.join(config, 'flows', 'credentials.json'), JSON.stringify(store), { mode: 0o600 });
-
-  const headers = { authorization: `Bearer ${token}` };
-  for (const slug of ['triage', 'fix-issues']) jobs[slug] = (await createJob(server.app, headers, { name: slug, slug, promptTemplate: 'x' })).id;
+  cli = await startCliSession();
+  for (const slug of ['triage', 'fix-issues']) jobs[slug] = (await createJob(cli.server.app, cli.headers, { name: slug, slug, promptTemplate: 'x' })).id;
   await runOf(jobs.triage, '2025-03-01T09:00:00Z', spent(1200, 300, 0.05));
   await runOf(jobs.triage, '2025-03-02T09:00:00Z', spent(800, 100, null));
   await runOf(jobs['fix-issues'], '2025-03-02T10:00:00Z', spent(48210, 3120, 0.1843));
@@ -46,23 +30,7 @@ beforeAll(async () => {
   // After the window.
   await runOf(jobs.triage, '2025-03-08T00:00:00Z', spent(1, 1, 9));
 });
-afterAll(async () => {
-  await server?.close();
-  rmSync(config, { recursive: true, force: true });
-});
-
-/** Runs `flows …` from the sources, with the credentials file above. */
-function flows(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ['-r', './test/support/register-ts.js', 'clients/cli/src/main.ts', ...args], {
-    cwd: ROOT,
-    env: { PATH: process.env.PATH, HOME: config, XDG_CONFIG_HOME: config },
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stdout.on('data', (chunk) => (stdout += chunk));
-  child.stderr.on('data', (chunk) => (stderr += chunk));
-  return new Promise((resolve) => child.on('close', (code) => resolve({ code, stdout, stderr })));
-}
+afterAll(() => cli?.close());
 
 /** The printed table's rows, each as its cells (columns are two spaces or more apart). */
 const rowsOf = (stdout: string) =>

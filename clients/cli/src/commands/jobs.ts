@@ -13,11 +13,25 @@ const showJob = ({ print }: CommandContext, job: Job) =>
   print.value(job, () => {
     print.line(`${bold(job.name)} (${job.slug}) ${dim(job.id)}`);
     print.line(`enabled: ${job.enabled}  target: ${job.executionTargetId ?? 'default'}  concurrency: ${job.concurrencyLimit}`);
+    print.line(`agent: ${agentText(job.agent)}${job.model ? `  model: ${job.model}` : ''}${job.effort ? `  effort: ${job.effort}` : ''}`);
     const keyed = job.flowControl?.concurrency;
     if (keyed) print.line(`per key: ${keyed.limit} at once of ${keyed.key ?? 'the whole job'}, a new run ${ON_CONFLICT[keyed.onConflict ?? 'queue']}`);
     print.line(`triggers: ${job.triggers.map((trigger) => `${trigger.type}${trigger.enabled ? '' : ' (disabled)'}`).join(', ') || 'none'}`);
     print.line(`prompt: ${job.promptTemplate.split('\n')[0]}${job.promptTemplate.includes('\n') ? ' …' : ''}`);
   });
+
+/** The job's agent and its settings, in a line. */
+function agentText(agent: Job['agent']): string {
+  const settings = [
+    agent.maxTurns !== undefined && `at most ${agent.maxTurns} turns`,
+    agent.maxCostUsd !== undefined && `at most $${agent.maxCostUsd}`,
+    agent.permissionMode === 'read-only' && 'read-only',
+    agent.allowedTools?.length && `allowed: ${agent.allowedTools.join(', ')}`,
+    agent.disallowedTools?.length && `denied: ${agent.disallowedTools.join(', ')}`,
+    agent.continue && `continues sessions by ${agent.continue.key}`,
+  ].filter(Boolean);
+  return `${agent.kind}${settings.length ? ` (${settings.join('; ')})` : ''}`;
+}
 
 export function jobsCommands(program: Command) {
   const jobs = program.command('jobs').description('list, show, create, change, enable, disable and delete jobs');
@@ -66,12 +80,13 @@ export function jobsCommands(program: Command) {
     .option('--data <json>', 'the data for the templates: inline JSON, @file.json or - for stdin')
     .option('--prompt <text>', 'a prompt to use instead of the rendered template')
     .option('--idempotency-key <key>', 'repeat safely: the same key and data start one run')
+    .option('--continue <run>', "continue that run's agent session")
     .option('--wait', 'follow the run until it ends; exit code 3 unless it succeeded')
     .action(
-      action(async (context, ref: string, options: { data?: string; prompt?: string; idempotencyKey?: string; wait?: boolean }) => {
+      action(async (context, ref: string, options: { data?: string; prompt?: string; idempotencyKey?: string; continue?: string; wait?: boolean }) => {
         const data = options.data === undefined ? undefined : jsonArgument(options.data, '--data');
         if (data !== undefined && (typeof data !== 'object' || data === null || Array.isArray(data))) throw new CliError('--data must be a JSON object.', EXIT.usage);
-        const invocation = await context.flows.jobs.invoke(ref, { ...(data ? { data: data as Record<string, unknown> } : {}), ...(options.prompt ? { prompt: options.prompt } : {}), ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}) });
+        const invocation = await context.flows.jobs.invoke(ref, { ...(data ? { data: data as Record<string, unknown> } : {}), ...(options.prompt ? { prompt: options.prompt } : {}), ...(options.idempotencyKey ? { idempotencyKey: options.idempotencyKey } : {}), ...(options.continue ? { continueRunId: options.continue } : {}) });
         if (!options.wait) {
           return context.print.value(invocation, () => context.print.line(`Run ${invocation.runId} is ${state(invocation.state)}${invocation.duplicate ? ' (started earlier with this key)' : ''}.`));
         }

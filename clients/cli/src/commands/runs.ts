@@ -9,16 +9,52 @@ const showRun = ({ print }: CommandContext, run: Run) =>
   print.value(run, () => {
     print.line(`${bold(run.name)} ${dim(run.id)} is ${state(run.state)}${run.attempt > 1 ? ` (attempt ${run.attempt})` : ''}`);
     print.line(`job: ${run.jobId}  trigger: ${run.trigger.type}  created: ${run.createdAt}${run.finishedAt ? `  finished: ${run.finishedAt}` : ''}`);
+    if (run.usage) print.line(`usage: ${usageText(run.usage)}`);
     if (run.error) print.line(`error: ${run.error}`);
     if (run.result) print.line(`result: ${JSON.stringify(run.result)}`);
   });
 
-/** A trace event as a line for people. */
+/** What a run's agent spent, in a line. */
+export function usageText(usage: NonNullable<Run['usage']>): string {
+  const cost = usage.costUsd === null ? 'cost unknown' : `$${usage.costUsd.toFixed(4)} (${usage.costSource})`;
+  return `${usage.inputTokens} tokens in (${usage.cachedTokens} cached), ${usage.outputTokens} out, ${usage.turns} turns, ${cost}`;
+}
+
+/** A command's output under it, dimmed, its first lines only. */
+const OUTPUT_LINES = 10;
+function outputLines(output: string): string[] {
+  const lines = output.replace(/\n$/, '').split('\n').filter((line, n, all) => line || n < all.length - 1);
+  const shown = lines.slice(0, OUTPUT_LINES).map((line) => dim(`  ${line}`));
+  return lines.length > OUTPUT_LINES ? [...shown, dim(`  … ${lines.length - OUTPUT_LINES} more lines`)] : shown;
+}
+
+/** A trace event as lines for people: what the agent said, ran and changed as such, the rest as data. */
 function traceLine(event: TraceEvent): string {
   const data = event.data as Record<string, any>;
-  if (event.type === 'agent_output') return `${data.stream === 'stderr' ? dim('err ') : ''}${data.text}`;
-  if (event.type === 'state_changed') return dim(`— ${data.from} → ${data.to}`);
-  return dim(`— ${event.type} ${JSON.stringify(data)}`);
+  switch (event.type) {
+    case 'agent_output':
+      return `${data.stream === 'stderr' ? dim('err ') : ''}${data.text}`;
+    case 'state_changed':
+      return dim(`— ${data.from} → ${data.to}`);
+    case 'session_started': {
+      const from = data.continuedFromRunId ? `, continued from run ${data.continuedFromRunId}` : data.notContinued ? `, new (${data.notContinued})` : '';
+      return dim(`— ${data.agent} session ${data.sessionId}${data.model ? ` (${data.model})` : ''}${from}`);
+    }
+    case 'message':
+      return String(data.text);
+    case 'command':
+      return [`${bold(`$ ${data.command}`)} ${data.exitCode === 0 ? dim('exit 0') : `exit ${data.exitCode ?? '?'}`}`, ...outputLines(String(data.output ?? ''))].join('\n');
+    case 'file_change':
+      return `${data.kind} ${data.path}`;
+    case 'tool_call':
+      return dim(`— ${data.name} ${JSON.stringify(data.input)}`);
+    case 'tool_result':
+      return data.isError ? `tool error: ${String(data.output).split('\n')[0]}` : dim(`— result of ${data.id}`);
+    case 'usage':
+      return dim(`— ${usageText(data as NonNullable<Run['usage']>)}`);
+    default:
+      return dim(`— ${event.type} ${JSON.stringify(data)}`);
+  }
 }
 
 /** Prints the run's trace as it comes until the run ends; the exit code tells whether it succeeded. */
