@@ -64,6 +64,8 @@ export interface Config {
   mcpAllowedOrigins: string[];
   /** Per model, what its tokens cost: the cost of runs whose agent reports none (FLOWS_MODEL_PRICES). */
   modelPrices: ModelPrices;
+  /** Every tenant's monthly budget for its agents' cost unless it sets its own (FLOWS_TENANT_MONTHLY_BUDGET_USD); null: none. */
+  tenantMonthlyBudgetUsd: number | null;
 }
 
 export interface DockerHost {
@@ -139,6 +141,15 @@ function agentBins(env: NodeJS.ProcessEnv): Partial<Record<StreamKind, string>> 
     bins[kind] = value;
   }
   return bins;
+}
+
+/** An amount of US dollars above 0, or null when unset. */
+function dollarsOf(env: NodeJS.ProcessEnv, variable: string): number | null {
+  const raw = env[variable]?.trim();
+  if (!raw) return null;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value <= 0 || value > 1_000_000) throw new ConfigError(variable, `"${raw}" is not an amount of US dollars above 0 (at most 1000000)`);
+  return value;
 }
 
 /** FLOWS_MODEL_PRICES: the JSON table itself, or the path of a file holding it. */
@@ -348,6 +359,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     webhookReplayWindowSeconds: integer(env, 'FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS', DEFAULT_WEBHOOK_REPLAY_WINDOW_SECONDS, 0, 365 * 86_400),
     mcpAllowedOrigins: origins(env, 'FLOWS_MCP_ALLOWED_ORIGINS'),
     modelPrices: modelPrices(env),
+    tenantMonthlyBudgetUsd: dollarsOf(env, 'FLOWS_TENANT_MONTHLY_BUDGET_USD'),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

@@ -141,7 +141,8 @@ export function createDomains({
     modelPrices: config.modelPrices,
     announceStop: (runId) => changes && changes.announceStop(runId).catch((err) => logger.warn({ err, runId }, 'telling other instances of a stop failed')),
   });
-  runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun });
+  const usage = createUsageService({ now, defaultMonthlyBudgetUsd: config.tenantMonthlyBudgetUsd });
+  runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun, budgetRefusal: (db) => usage.refusal(db) });
   const scheduler = createScheduler({
     tenantDb,
     runs,
@@ -168,7 +169,7 @@ export function createDomains({
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
-    ...usageHandlers(createUsageService({ now })),
+    ...usageHandlers(usage),
     ...targetsHandlers(targets),
     ...connectionsHandlers(connections, diagnostics),
     ...triggersHandlers(triggers),

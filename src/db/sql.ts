@@ -12,7 +12,7 @@ export const dialectOf = (db: Db): Dialect => ((db as unknown as { _activeProvid
 /** A date as each database's column holds it: SQLite keeps the text it is given, and ranges compare text. */
 export const dateParam = (dialect: Dialect, date: Date) => (dialect === 'postgresql' ? date.toISOString() : date.toISOString().replace('Z', '+00:00'));
 
-const CAST = /::(jsonb|timestamp\(3\)|text|int)/g;
+const CAST = /::(jsonb|timestamp\(3\)|text|int|float8)/g;
 
 function translate(dialect: Dialect, text: string): string {
   if (dialect === 'sqlite') return text.replace(CAST, '');

@@ -25,6 +25,7 @@ export const OPERATION_TOOLS: Record<string, { operationId: OperationId; annotat
   get_run_trace: { operationId: 'getRunTrace', annotations: READS },
   stop_run: { operationId: 'stopRun', annotations: STOPS_A_RUN },
   get_usage: { operationId: 'getUsage', annotations: READS },
+  get_budget: { operationId: 'getBudget', annotations: READS },
   test_conditions: { operationId: 'testJobConditions', annotations: READS },
   test_template: { operationId: 'testJobTemplate', annotations: READS },
   backtest_job: { operationId: 'backtestJob', annotations: READS },

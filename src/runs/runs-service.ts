@@ -60,10 +60,20 @@ export class RunSkipped extends Conflict {
   }
 }
 
+/** No run was created: the tenant's monthly budget is spent until `until` (the next month). */
+export class BudgetExhausted extends Conflict {
+  constructor(
+    readonly until: Date,
+    message: string,
+  ) {
+    super('budget_exhausted', message);
+  }
+}
+
 /** What a trigger's cause led to: a run, or flow control's decision not to start one. */
 export type TriggeredStart =
   | { runId: string; flowControl?: undefined }
-  | { runId: null; flowControl: { action: 'folded' | 'skipped' | 'rate_limited' | 'key_error'; runId?: string; until?: string; message: string } };
+  | { runId: null; flowControl: { action: 'folded' | 'skipped' | 'rate_limited' | 'key_error' | 'budget_exhausted'; runId?: string; until?: string; message: string } };
 const STOPPED = 'The run was stopped.';
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
@@ -77,12 +87,14 @@ export interface RunsDeps {
   queue: WorkQueue;
   tenantDb: (tenantId: string) => TenantDb;
   logger: Logger;
+  /** Why the tenant may start no run now (its monthly budget is spent), or null; none when not given. */
+  budgetRefusal?(db: TenantDb): Promise<{ until: Date; message: string } | null>;
   /** A run was created (`queued`): outbound events. */
   notify(tenantId: string, event: 'queued', runId: string): void;
   now?: () => Date;
 }
 
-export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date() }: RunsDeps) {
+export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date(), budgetRefusal = async () => null }: RunsDeps) {
   /** What the job's flow control makes of a run with `context` (throws InvalidConditions for a key that fails). */
   const flowOf = (job: RenderedJob, context: Record<string, unknown>, { triggered }: { triggered: boolean }): Flow => {
     const flowControl = job.flowControl as FlowControl | null;
@@ -124,6 +136,8 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    */
   async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow) {
     const repo = createRunsRepo(db);
+    const refused = await budgetRefusal(db);
+    if (refused) throw new BudgetExhausted(refused.until, refused.message);
     const at = now();
     const later = (ms: number) => new Date(at.getTime() + ms);
     // Dispatch also ends the runs whose time in the queue is over and starts a waiting run when its time comes.
@@ -242,11 +256,12 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     } catch (err) {
       if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
       // The same cause again answers the run it started, before flow control would look at it.
-      const first = (isUniqueViolation(err) || err instanceof RunSkipped || err instanceof RunRateLimited) && (await createRunsRepo(db).findStarted(job.id, startKey));
+      const first = (isUniqueViolation(err) || err instanceof RunSkipped || err instanceof RunRateLimited || err instanceof BudgetExhausted) && (await createRunsRepo(db).findStarted(job.id, startKey));
       if (first) return { runId: first.id };
       if (err instanceof RunFolded) return { runId: null, flowControl: { action: 'folded', runId: err.into, message: err.message } };
       if (err instanceof RunSkipped) return { runId: null, flowControl: { action: 'skipped', runId: err.holder, message: err.message } };
       if (err instanceof RunRateLimited) return { runId: null, flowControl: { action: 'rate_limited', until: err.until.toISOString(), message: err.message } };
+      if (err instanceof BudgetExhausted) return { runId: null, flowControl: { action: 'budget_exhausted', until: err.until.toISOString(), message: err.message } };
       throw err;
     }
   }

@@ -8,6 +8,7 @@ export type UsageSummary = components['schemas']['UsageSummary'];
 export type UsageTotals = components['schemas']['UsageTotals'];
 export type UsageGroup = components['schemas']['UsageGroup'];
 export type UsageGrouping = UsageSummary['groupBy'];
+export type Budget = components['schemas']['Budget'];
 
 const DAY_MS = 86_400_000;
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -80,3 +81,27 @@ export function usageSummary(window: { since: Date; until: Date }, groupBy: Usag
     .sort(ORDER[groupBy]);
   return { since: window.since.toISOString(), until: window.until.toISOString(), groupBy, total: groups.reduce(added, ZERO), groups };
 }
+
+/** The calendar month (UTC) of `now`: `[since, until)`. */
+export function monthOf(now: Date): { since: Date; until: Date } {
+  return { since: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth(), 1)), until: new Date(Date.UTC(now.getUTCFullYear(), now.getUTCMonth() + 1, 1)) };
+}
+
+/** The tenant's budget in force (its own, else the operator's default) and this month's spending of it. */
+export function budgetOf(month: { since: Date; until: Date }, own: number | null, fallback: number | null, spent: UsageTotals): Budget {
+  const monthlyUsd = own ?? fallback;
+  return {
+    monthlyUsd,
+    tenantMonthlyUsd: own,
+    defaultMonthlyUsd: fallback,
+    spentUsd: spent.costUsd,
+    unknownCostRuns: spent.unknownCostRuns,
+    since: month.since.toISOString(),
+    until: month.until.toISOString(),
+    exhausted: monthlyUsd !== null && spent.costUsd >= monthlyUsd,
+  };
+}
+
+/** What a refused run is told: the budget, what is spent, and when runs start again. */
+export const budgetMessage = (budget: Budget) =>
+  `No run was started: the tenant's monthly budget of $${budget.monthlyUsd} is spent ($${budget.spentUsd} since ${budget.since.slice(0, 10)}); runs start again on ${budget.until.slice(0, 10)}, or once the budget is raised (PUT /api/v1/budget).`;

@@ -29,6 +29,14 @@ export function createUsageRepo(db: TenantDb) {
   const reads = JSON_READS[sql.dialect];
 
   return {
+    /** The tenant's own monthly budget; null: the operator's default applies. */
+    async ownBudget(): Promise<number | null> {
+      const [row] = await sql.query<{ budget: unknown }>('SELECT "monthlyBudgetUsd" AS "budget" FROM "Tenant" WHERE "id" = ?', [tenantId]);
+      return row?.budget === null || row?.budget === undefined ? null : Number(row.budget);
+    },
+
+    setOwnBudget: (monthlyUsd: number | null) => sql.run('UPDATE "Tenant" SET "monthlyBudgetUsd" = ?::float8 WHERE "id" = ?', [monthlyUsd, tenantId]),
+
     /** The sums of the runs created in `[since, until)` that have usage, one row per job or per day. */
     sums(since: Date, until: Date, groupBy: UsageGrouping): Promise<UsageRow[]> {
       const byJob = groupBy === 'job';

@@ -1,15 +1,52 @@
 // What the tenant's runs spent over a window, per job or per day: the window's rules and order are pure
 // (usage-fns.ts), the sums are the database's (usage-repo.ts).
 import type { TenantDb } from '../db/tenant-scope';
-import { usageSummary, usageWindow, type UsageGrouping, type UsageSummary } from './usage-fns';
+import { budgetMessage, budgetOf, monthOf, usageSummary, usageWindow, type Budget, type UsageGrouping, type UsageSummary } from './usage-fns';
 import { createUsageRepo } from './usage-repo';
 
 export interface UsageDeps {
   now?: () => Date;
+  /** The operator's monthly budget for every tenant that sets none (FLOWS_TENANT_MONTHLY_BUDGET_USD); null: none. */
+  defaultMonthlyBudgetUsd?: number | null;
 }
 
-export function createUsageService({ now = () => new Date() }: UsageDeps = {}) {
+/** How long a tenant's budget decision is kept before its spending is read again. */
+const KEPT_MS = 5_000;
+
+export function createUsageService({ now = () => new Date(), defaultMonthlyBudgetUsd = null }: UsageDeps = {}) {
+  /** Per tenant, the latest decision on starting runs, kept a few seconds: starting runs reads spending now and then, not each time. */
+  const kept = new Map<string, { at: number; until: number; refusal: { until: Date; message: string } | null }>();
+
+  async function budget(db: TenantDb, own?: number | null): Promise<Budget> {
+    const repo = createUsageRepo(db);
+    const month = monthOf(now());
+    const spent = usageSummary(month, 'day', await repo.sums(month.since, month.until, 'day')).total;
+    return budgetOf(month, own === undefined ? await repo.ownBudget() : own, defaultMonthlyBudgetUsd, spent);
+  }
+
   return {
+    budget: (db: TenantDb) => budget(db),
+
+    async setBudget(db: TenantDb, monthlyUsd: number | null): Promise<Budget> {
+      await createUsageRepo(db).setOwnBudget(monthlyUsd);
+      kept.delete(db.$tenant().id);
+      return budget(db, monthlyUsd);
+    },
+
+    /** Why the tenant may start no run now (its budget is spent this month), or null; a tenant with no budget costs one small read. */
+    async refusal(db: TenantDb): Promise<{ until: Date; message: string } | null> {
+      const tenantId = db.$tenant().id;
+      const at = now().getTime();
+      const held = kept.get(tenantId);
+      if (held && at - held.at < KEPT_MS && at < held.until) return held.refusal;
+      const own = await createUsageRepo(db).ownBudget();
+      const month = monthOf(now());
+      const read = own === null && defaultMonthlyBudgetUsd === null ? null : await budget(db, own);
+      const refusal = read?.exhausted ? { until: month.until, message: budgetMessage(read) } : null;
+      kept.set(tenantId, { at, until: month.until.getTime(), refusal });
+      return refusal;
+    },
+
     async summary(db: TenantDb, query: { since?: string; until?: string; groupBy?: UsageGrouping }): Promise<UsageSummary> {
       const window = usageWindow(query, now());
       const groupBy = query.groupBy ?? 'job';

@@ -89,7 +89,7 @@ describe('tools', () => {
     const client = await connect();
     const { tools } = await client.listTools();
     expect(tools.map((tool) => tool.name).sort()).toEqual(
-      ['backtest_job', 'get_job', 'get_run', 'get_run_trace', 'get_trigger_contexts', 'get_usage', 'get_webhook_activity', 'invoke_job', 'list_jobs', 'list_runs', 'list_webhook_activity', 'list_webhook_source_refusals', 'run_fix_issues', 'stop_run', 'test_conditions', 'test_template'].sort(),
+      ['backtest_job', 'get_job', 'get_run', 'get_run_trace', 'get_budget', 'get_trigger_contexts', 'get_usage', 'get_webhook_activity', 'invoke_job', 'list_jobs', 'list_runs', 'list_webhook_activity', 'list_webhook_source_refusals', 'run_fix_issues', 'stop_run', 'test_conditions', 'test_template'].sort(),
     );
     const invoke = tools.find((tool) => tool.name === 'invoke_job')!;
     expect(invoke.inputSchema).toMatchObject({ type: 'object', required: ['jobId'], properties: { jobId: expect.any(Object), data: expect.any(Object), idempotencyKey: expect.any(Object) } });
@@ -157,6 +157,7 @@ describe('tools', () => {
     const usage = await call('get_usage', { groupBy: 'job' });
     expect(usage.structuredContent).toMatchObject({ groupBy: 'job', total: { runs: 1, inputTokens: 900, costUsd: 0.25 }, groups: [{ jobId: job.id, jobSlug: 'fix-issues', runs: 1 }] });
     expect(textOf(await call('get_usage', { since: '2025-03-08T00:00:00Z', until: '2025-03-01T00:00:00Z' }))).toBe('validation_failed: `since` must be before `until`.');
+    expect((await call('get_budget')).structuredContent).toMatchObject({ monthlyUsd: null, spentUsd: 0.25, exhausted: false });
   });
 
   it('describes every tool: a title, what it does to the world, an output schema, and schemas in a form every client takes', async () => {
@@ -166,7 +167,7 @@ describe('tools', () => {
       expect([tool.name, unportable(tool.inputSchema), unportable(tool.outputSchema)]).toEqual([tool.name, [], []]);
     }
     const hints = Object.fromEntries(tools.map((tool) => [tool.name, tool.annotations]));
-    for (const name of ['list_jobs', 'get_job', 'list_runs', 'get_run', 'get_run_trace', 'get_usage', 'test_conditions', 'test_template', 'backtest_job', 'list_webhook_activity', 'get_webhook_activity', 'get_trigger_contexts', 'list_webhook_source_refusals']) {
+    for (const name of ['list_jobs', 'get_job', 'list_runs', 'get_run', 'get_run_trace', 'get_usage', 'get_budget', 'test_conditions', 'test_template', 'backtest_job', 'list_webhook_activity', 'get_webhook_activity', 'get_trigger_contexts', 'list_webhook_source_refusals']) {
       expect([name, hints[name]]).toEqual([name, { readOnlyHint: true, openWorldHint: false }]);
     }
     expect(hints.invoke_job).toEqual({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: true });

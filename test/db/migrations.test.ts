@@ -18,7 +18,9 @@ function schemaSql(): string {
   );
 }
 
-const normalise = (sql: string | null) => (sql ?? '').replace(/\s+/g, ' ').trim();
+// SQLite keeps a table's statement as written, and ALTER TABLE ADD COLUMN splices the column in before the
+// closing parenthesis: spaces around commas and parentheses are not the schema's.
+const normalise = (sql: string | null) => (sql ?? '').replace(/\s+/g, ' ').replace(/ ?([,()]) ?/g, '$1').trim();
 
 function sqliteCatalog(file: string): string[] {
   const db = new Database(file, { readonly: true });

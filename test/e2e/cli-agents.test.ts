@@ -52,3 +52,13 @@ it("continues a run's session on invocation, and says why not for another job's 
   expect(code).toBe(1);
   expect(stderr).toContain(`\`continueRunId\` "${runId}" is not a run of this job.`);
 });
+
+it("shows and sets the tenant's monthly budget, and goes back to the server's default", async () => {
+  const set = await cli.flows(['budget', '--set', '0.25']);
+  expect(set.code).toBe(0);
+  expect(set.stdout).toContain("a monthly budget of $0.25 (the tenant's own); spent $0.4213 from ");
+  expect(set.stdout).toContain('spent: no new run starts until next month or a higher budget');
+  const back = await cli.flows(['budget', '--set', 'default']);
+  expect(back.stdout).toContain('no monthly budget; spent $0.4213');
+  expect((await cli.flows(['budget', '--set', 'lots'])).code).toBe(2);
+});

@@ -34,6 +34,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     webhookReplayWindowSeconds: 0,
     mcpAllowedOrigins: [],
     modelPrices: {},
+    tenantMonthlyBudgetUsd: null,
     ...overrides,
   };
 }

@@ -69,6 +69,8 @@ describe('loadConfig', () => {
     writeFileSync(path.join(dir, 'prices.json'), JSON.stringify(prices));
     expect(loadConfig({ ...sqlite, FLOWS_MODEL_PRICES: path.join(dir, 'prices.json') }).modelPrices).toEqual(prices);
     expect(loadConfig(sqlite).modelPrices).toEqual({});
+    expect(loadConfig({ ...sqlite, FLOWS_TENANT_MONTHLY_BUDGET_USD: '250.5' }).tenantMonthlyBudgetUsd).toBe(250.5);
+    expect(loadConfig(sqlite).tenantMonthlyBudgetUsd).toBeNull();
     // `on`, the earlier name of `public`, is still taken; an allowlist names domains.
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'on' }).localAgent?.network).toBe('public');
     expect(loadConfig({ ...sqlite, FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_LOCAL_AGENT_NETWORK: 'allowlist', FLOWS_LOCAL_AGENT_ALLOW: 'api.anthropic.com, *.npmjs.org' }).localAgent).toMatchObject({
@@ -97,6 +99,8 @@ describe('loadConfig', () => {
     ['FLOWS_AGENT_BIN_GEMINI', { FLOWS_LOCAL_AGENT_COMMAND: 'agent', FLOWS_AGENT_BIN_GEMINI: 'gemini' }],
     ['FLOWS_MODEL_PRICES', { FLOWS_MODEL_PRICES: '{"m": {"input": "cheap"}}' }],
     ['FLOWS_MODEL_PRICES', { FLOWS_MODEL_PRICES: '/no/such/prices.json' }],
+    ['FLOWS_TENANT_MONTHLY_BUDGET_USD', { FLOWS_TENANT_MONTHLY_BUDGET_USD: '0' }],
+    ['FLOWS_TENANT_MONTHLY_BUDGET_USD', { FLOWS_TENANT_MONTHLY_BUDGET_USD: 'lots' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: '-1' }],
     ['FLOWS_RATE_LIMIT_API', { FLOWS_RATE_LIMIT_API: 'lots' }],
     ['FLOWS_RATE_LIMIT_API_ADDRESS', { FLOWS_RATE_LIMIT_API_ADDRESS: '1.5' }],

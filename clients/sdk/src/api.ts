@@ -18,6 +18,7 @@ import type {
   TemplateTestResult,
   TraceEvent,
   UsageSummary,
+  Budget,
   WebhookActivity,
   WebhookRefusal,
   WebhookSource,
@@ -87,6 +88,12 @@ export interface Flows {
    * (the costliest first) or per UTC day; only runs with usage count, those of unknown cost in `unknownCostRuns`.
    */
   usage(query?: { since?: string; until?: string; groupBy?: UsageSummary['groupBy'] }): Promise<UsageSummary>;
+  budget: {
+    /** The monthly budget in force and what this month (UTC) has spent of it; once spent, no new run starts. */
+    get(): Promise<Budget>;
+    /** Sets the tenant's own monthly budget in US dollars; null goes back to the operator's default. */
+    set(monthlyUsd: number | null): Promise<Budget>;
+  };
   conditions: {
     test(body: ConditionTestRequest): Promise<ConditionDecision>;
   };

@@ -35,6 +35,10 @@ export function createFlows({ baseUrl, accessToken, refresh, fetch = globalThis.
     },
     runs: runsOf(client),
     usage: async (query = {}) => unwrap(await client.GET('/api/v1/usage', { params: { query } })),
+    budget: {
+      get: async () => unwrap(await client.GET('/api/v1/budget')),
+      set: async (monthlyUsd) => unwrap(await client.PUT('/api/v1/budget', { body: { monthlyUsd } })),
+    },
     conditions: {
       test: async (body) => unwrap(await client.POST('/api/v1/job-conditions/test', { body })),
     },

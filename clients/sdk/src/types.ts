@@ -25,3 +25,4 @@ export type WebhookRefusal = Schemas['WebhookRefusal'];
 export type UsageSummary = Schemas['UsageSummary'];
 export type UsageTotals = Schemas['UsageTotals'];
 export type UsageGroup = Schemas['UsageGroup'];
+export type Budget = Schemas['Budget'];

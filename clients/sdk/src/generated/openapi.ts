@@ -486,6 +486,37 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/budget": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get the monthly budget
+         * @description The tenant's monthly budget for its agents' cost and what this month (UTC) has spent of it: the known
+         *     costs of the runs created since the month began (see `getUsage`; runs of unknown cost add nothing and
+         *     are counted in `unknownCostRuns`). The budget in force is the tenant's own (`setBudget`), else the
+         *     operator's default (`FLOWS_TENANT_MONTHLY_BUDGET_USD`), else none. Once spent, no new run starts
+         *     until the month ends or the budget is raised: an invocation or a replay is refused with 409
+         *     `budget_exhausted`, and a trigger's match is recorded with the flow-control outcome `budget_exhausted`.
+         *     Runs already started go on. Spending is read again at most every 5 seconds, so runs created within
+         *     that time of the budget being spent may still start.
+         */
+        get: operations["getBudget"];
+        /**
+         * Set the monthly budget
+         * @description Sets the tenant's own monthly budget in US dollars, or with `null` goes back to the operator's default. A budget below what the month has spent already stops new runs at once.
+         */
+        put: operations["setBudget"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/webhook-activity": {
         parameters: {
             query?: never;
@@ -2483,6 +2514,48 @@ export interface components {
             /** @description The sums per group: per job the costliest first (then by `jobId`), per day the oldest first. */
             groups: components["schemas"]["UsageGroup"][];
         };
+        /**
+         * @description A tenant's monthly budget for its agents' cost, and this month's spending.
+         * @example {
+         *       "monthlyUsd": 250,
+         *       "tenantMonthlyUsd": 250,
+         *       "defaultMonthlyUsd": 100,
+         *       "spentUsd": 61.4213,
+         *       "unknownCostRuns": 3,
+         *       "since": "2025-06-01T00:00:00Z",
+         *       "until": "2025-07-01T00:00:00Z",
+         *       "exhausted": false
+         *     }
+         */
+        Budget: {
+            /** @description The budget in force, in US dollars a month (the tenant's own, else the operator's default); null when there is none. */
+            monthlyUsd: number | null;
+            /** @description The tenant's own budget; null when it has none and the default applies. */
+            tenantMonthlyUsd: number | null;
+            /** @description The operator's default for every tenant (`FLOWS_TENANT_MONTHLY_BUDGET_USD`); null when unset. */
+            defaultMonthlyUsd: number | null;
+            /** @description The known costs of the runs created this month, to the millionth of a dollar. */
+            spentUsd: number;
+            /** @description Runs created this month that have usage but no known cost (they add nothing to `spentUsd`). */
+            unknownCostRuns: number;
+            /**
+             * Format: date-time
+             * @description The start of this month (UTC).
+             */
+            since: string;
+            /**
+             * Format: date-time
+             * @description The start of next month (UTC), when spending starts again from zero.
+             */
+            until: string;
+            /** @description Whether the budget is spent, so that no new run starts. */
+            exhausted: boolean;
+        };
+        /** @description The tenant's own monthly budget. */
+        BudgetUpdate: {
+            /** @description US dollars a month; null goes back to the operator's default. */
+            monthlyUsd: number | null;
+        };
         /** @description Something in a saved job that is allowed but will likely not work as meant — a path it reads that its deliveries may never carry, or no execution target when this server has no default one (`field` is `executionTargetId`). */
         JobWarning: {
             /**
@@ -3256,10 +3329,10 @@ export interface components {
                 details: components["schemas"]["DecisionDetail"][];
                 /** @description The run this trigger started (on `match`); null otherwise, and for deliveries evaluated before decisions recorded their runs (`runIds` lists those). */
                 runId: string | null;
-                /** @description Present when the job's flow control kept a match from starting a run of its own: `folded` (into the waiting run `runId`, `debounce`), `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it), `rate_limited` (its rate limit was reached; `until` says when the next run may start) or `key_error` (a key could not be worked out for this delivery; fails closed). */
+                /** @description Present when the job's flow control kept a match from starting a run of its own: `folded` (into the waiting run `runId`, `debounce`), `skipped` (its concurrency key was busy, `onConflict: skip`; `runId` is the run holding it), `rate_limited` (its rate limit was reached; `until` says when the next run may start) `key_error` (a key could not be worked out for this delivery; fails closed) or `budget_exhausted` (the tenant's monthly budget is spent, `GET /api/v1/budget`; `until` says when the next month begins). */
                 flowControl?: {
                     /** @enum {string} */
-                    action: "folded" | "skipped" | "rate_limited" | "key_error";
+                    action: "folded" | "skipped" | "rate_limited" | "key_error" | "budget_exhausted";
                     /**
                      * Format: date-time
                      * @description When the rate limit lets the next run of the key start (`rate_limited`).
@@ -4178,7 +4251,7 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced), `secret_exists` (the tenant already has a secret of that name), `invalid_input_schema` (the job's saved input schema is refused now). The operation's description says which apply. */
+        /** @description Conflict with the current state. Codes: `conflict` (generic, e.g. a concurrent change or a read-only resource), `slug_taken` (another job has the slug), `job_disabled` (the job is disabled), `idempotency_key_reused` (same idempotency key, different body), `run_not_stoppable` (the run has finished or is already stopping), `run_not_finished` (only finished runs can be replayed), `in_use` (the resource is still referenced), `secret_exists` (the tenant already has a secret of that name), `invalid_input_schema` (the job's saved input schema is refused now). `budget_exhausted` (the tenant's monthly budget is spent: `GET /api/v1/budget`). The operation's description says which apply. */
         Conflict: {
             headers: {
                 [name: string]: unknown;
@@ -6146,6 +6219,73 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The budget and this month's spending. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setBudget: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "monthlyUsd": 250
+                 *     }
+                 */
+                "application/json": components["schemas"]["BudgetUpdate"];
+            };
+        };
+        responses: {
+            /** @description The budget now, and this month's spending. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Budget"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];

@@ -1,0 +1,3 @@
+-- AlterTable
+ALTER TABLE "Tenant" ADD COLUMN     "monthlyBudgetUsd" DOUBLE PRECISION;
+
