@@ -156,6 +156,9 @@ export function agentStateVariables(kind: StreamKind, dir: string): Record<strin
 /** The folders `agentStateVariables` names, made before the agent starts (Codex refuses a CODEX_HOME that is not there). */
 export const agentStateFolders = (kind: StreamKind, dir: string) => Object.values(agentStateVariables(kind, dir)).filter((folder) => folder !== dir);
 
+/** The kinds whose CLI reports a resumed session's token totals, its earlier runs' included (Codex's `turn.completed`). */
+export const SESSION_TOTALS: StreamKind[] = ['codex'];
+
 /** The kinds whose CLI reports what a run cost; the others' cost comes from the operator's prices. */
 const REPORTS_COST: StreamKind[] = ['claude-code', 'opencode'];
 

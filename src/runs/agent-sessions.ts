@@ -6,6 +6,7 @@
 import type { TenantDb } from '../db/tenant-scope';
 import type { Executor } from '../integrations/executor';
 import type { JobRow, JobsService } from '../jobs/jobs-service';
+import type { Spent } from '../agents/agent-events-fns';
 import { sha256 } from '../lib/hash';
 import { createRunsRepo } from './runs-repo';
 
@@ -18,7 +19,11 @@ export interface RunSession {
   resume: string | null;
   /** What the trace's `session_started` adds: the run continued, or why it could not. */
   note: { continuedFromRunId: string } | { notContinued: string } | null;
+  /** The tokens the session's earlier runs spent, for CLIs that report a resumed session's totals (null: a new session). */
+  earlier: Tokens | null;
 }
+
+export type Tokens = Pick<Spent, 'inputTokens' | 'outputTokens' | 'cachedTokens'>;
 
 /** What a run was started with, as runs-service keeps it. */
 interface Inputs {
@@ -52,10 +57,14 @@ export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKe
   const stateKey = `sess_${sha256(`${db.$tenant().id}\0${job.id}\0${sessionKey}`).slice(0, 32)}`;
   if (earlier && !executor.hasSessionState) [earlier, notContinued] = [null, "this run's target keeps no agent state between runs"];
   else if (earlier && !(await executor.hasSessionState!(stateKey))) [earlier, notContinued] = [null, `the state kept for run ${earlier.id}'s session is gone (retention removes it after FLOWS_RETENTION_DAYS unused)`];
+  const spent = earlier?.sessionId ? await repo.sessionUsages(job.id, earlier.sessionId) : [];
   return {
     sessionKey,
     stateKey,
     resume: earlier?.sessionId ?? null,
     note: earlier ? { continuedFromRunId: earlier.id } : notContinued ? { notContinued } : null,
+    earlier: earlier
+      ? spent.reduce<Tokens>((sum, usage) => ({ inputTokens: sum.inputTokens + (usage?.inputTokens ?? 0), outputTokens: sum.outputTokens + (usage?.outputTokens ?? 0), cachedTokens: sum.cachedTokens + (usage?.cachedTokens ?? 0) }), { inputTokens: 0, outputTokens: 0, cachedTokens: 0 })
+      : null,
   };
 }

@@ -2,7 +2,8 @@
 // trace events (or stays a text line when it is not one of them), what the agent spent is kept as the run's
 // usage, a budget crossed is said once, and the run's outcome is read from how the stream ended.
 import { agentOutcome } from './agent-outcome-fns';
-import { budgetCrossed, streamReader } from '../agents/agents-fns';
+import { budgetCrossed, SESSION_TOTALS, streamReader } from '../agents/agents-fns';
+import type { Tokens } from './agent-sessions';
 import type { AgentEvent, JobAgent, RunUsage, Spent, StreamKind } from '../agents/agent-events-fns';
 import type { Outcome } from '../integrations/executor';
 import { costOf, type ModelPrice, type ModelPrices } from '../lib/model-prices';
@@ -50,13 +51,24 @@ export interface StreamOptions {
   /** The model the job asks for: priced when the agent does not say which it used. */
   model?: string | null;
   prices?: ModelPrices;
+  /** What the session's earlier runs spent, taken off the totals of a CLI that reports a resumed session's (SESSION_TOTALS). */
+  earlier?: Tokens | null;
 }
 
-export function agentStream(agent: JobAgent & { kind: StreamKind }, { session = null, model = null, prices = {} }: StreamOptions = {}) {
+export function agentStream(agent: JobAgent & { kind: StreamKind }, { session = null, model = null, prices = {}, earlier = null }: StreamOptions = {}) {
   const reader = streamReader(agent.kind);
   let crossed: string | null = null;
-  const usage = (spent: Spent) => {
+  const before = SESSION_TOTALS.includes(agent.kind) ? earlier : null;
+  const usage = (reported: Spent) => {
     const priced = reader.summary().model ?? model;
+    const spent = before
+      ? {
+          ...reported,
+          inputTokens: Math.max(0, reported.inputTokens - before.inputTokens),
+          outputTokens: Math.max(0, reported.outputTokens - before.outputTokens),
+          cachedTokens: Math.max(0, reported.cachedTokens - before.cachedTokens),
+        }
+      : reported;
     return usageOf(spent, priced ? prices[priced] : undefined);
   };
   /** The event as it is recorded: its usage priced. */

@@ -246,7 +246,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         const unheld = unheldCostBudget({ ...agent, kind: agent.kind }, job.model, (model) => model in modelPrices);
         if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
       }
-      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, { session: session?.note, model: job.model, prices: modelPrices }) : null;
+      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier }) : null;
       const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
         {

@@ -188,6 +188,9 @@ export function createRunsRepo(db: TenantDb) {
 
     find: (id: string) => db.run.findFirst({ where: { id } }),
 
+    /** What the runs of the job that took part in the agent session `sessionId` recorded as spent. */
+    sessionUsages: async (jobId: string, sessionId: string) => (await db.run.findMany({ where: { jobId, sessionId }, select: { usage: true } })).map((run) => run.usage as RunUsage | null),
+
     /** The latest run of the job, other than `runId`, whose agent began or continued the session kept under `sessionKey`. */
     latestSession: (jobId: string, sessionKey: string, runId: string) =>
       db.run.findFirst({ where: { jobId, sessionKey, sessionId: { not: null }, id: { not: runId } }, orderBy: { id: 'desc' }, select: { id: true, sessionId: true } }),

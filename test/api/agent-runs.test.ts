@@ -271,6 +271,10 @@ describe('sessions', () => {
     const second = await runOf(job.id, { continueRunId: first.run.id, prompt: 'Now say goodbye.' });
     expect(second.run.state).toBe('succeeded');
     expect(second.of('session_started')).toEqual([{ agent: 'codex', sessionId: first.run.result.sessionId, continuedFromRunId: first.run.id }]);
+    // Codex reports the thread's totals (600 in by now): the run's own are what the earlier run had not spent.
+    expect(second.run.usage).toEqual(first.run.usage);
+    const third = await runOf(job.id, { continueRunId: second.run.id, prompt: 'And once more.' });
+    expect(third.run.usage).toEqual(first.run.usage);
     const sent = firstRequestOf(since, '/v1/responses');
     expect(sent).toContain('Create hello.txt saying hello');
     expect(sent).toContain('Now say goodbye.');

@@ -239,3 +239,16 @@ describe('prices', () => {
     expect(pricesProblem({ m: { input: 1, output: 1, per: 'token' } })).toBe('m.per: is not a field of a price (input, output, cachedInput)');
   });
 });
+
+describe('resumed sessions', () => {
+  it("takes the earlier runs' tokens off Codex's totals of a resumed thread, and only off Codex's", () => {
+    const earlier = { inputTokens: 300, outputTokens: 60, cachedTokens: 150 };
+    const codex = agentStream({ kind: 'codex' }, { earlier });
+    for (const line of lines('codex-resumed')) codex.line(line);
+    // The resumed thread reports 600 in, 300 cached, 120 out: the first run's and this one's.
+    expect(codex.usage()).toEqual({ inputTokens: 300, outputTokens: 60, cachedTokens: 150, turns: 1, costUsd: null, costSource: 'unknown' });
+    const claude = agentStream({ kind: 'claude-code' }, { earlier });
+    for (const line of lines('claude-code-resumed')) claude.line(line);
+    expect(claude.usage()).toMatchObject({ inputTokens: 480, outputTokens: 60 });
+  });
+});
