@@ -2,7 +2,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
-import { STREAM_KINDS, type StreamKind } from './lib/agent-clis';
+import { agentBinVariable, STREAM_KINDS, type StreamKind } from './lib/agent-clis';
 import { pricesProblem, type ModelPrices } from './lib/model-prices';
 import { projectRoot } from './lib/paths';
 import { domainProblem, type NetworkMode } from './lib/egress-policy';
@@ -134,7 +134,7 @@ const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'
 function agentBins(env: NodeJS.ProcessEnv): Partial<Record<StreamKind, string>> {
   const bins: Partial<Record<StreamKind, string>> = {};
   for (const kind of STREAM_KINDS) {
-    const variable = `FLOWS_AGENT_BIN_${kind.toUpperCase().replace(/-/g, '_')}`;
+    const variable = agentBinVariable(kind);
     const value = env[variable]?.trim();
     if (!value) continue;
     if (!value.startsWith('/')) throw new ConfigError(variable, `"${value}" is not an absolute path`);

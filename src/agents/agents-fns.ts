@@ -11,6 +11,9 @@ import { opencodeReader } from './opencode-stream-fns';
 
 export const DEFAULT_AGENT: JobAgent = { kind: 'command' };
 
+/** A job's agent as stored: a job saved without one runs the target's own command. */
+export const agentOf = (stored: unknown): JobAgent => (stored ?? DEFAULT_AGENT) as JobAgent;
+
 const READERS: Record<StreamKind, () => StreamReader> = { 'claude-code': claudeCodeReader, codex: codexReader, gemini: geminiReader, opencode: opencodeReader, cursor: cursorReader };
 
 export const streamReader = (kind: StreamKind): StreamReader => READERS[kind]();

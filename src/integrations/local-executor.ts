@@ -10,6 +10,7 @@ import { access, chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, uti
 import path from 'node:path';
 import type { StreamKind } from '../agents/agent-events-fns';
 import { agentCommandLine, agentStateFolders, agentStateVariables, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
+import { agentBinVariable } from '../lib/agent-clis';
 import { DEFAULT_AGENT_STATE_DIR, type LocalAgent, type SandboxBind } from '../config';
 import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
 import { clip } from '../lib/text';
@@ -59,7 +60,7 @@ async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: s
   const configured = agent.agentBins?.[kind];
   const bin = await findExecutable(configured ?? AGENT_CLIS[kind], process.env.PATH ?? '');
   if (!bin) {
-    const variable = `FLOWS_AGENT_BIN_${kind.toUpperCase().replace(/-/g, '_')}`;
+    const variable = agentBinVariable(kind);
     const where = configured ? `at ${configured} (${variable})` : `on this server's PATH as \`${AGENT_CLIS[kind]}\``;
     return { problem: `The local target has no ${kind} CLI ${where}: install it (${AGENT_INSTALL[kind]}) or set ${variable} to its path.` };
   }
@@ -81,7 +82,7 @@ async function sessionState(stateRoot: string, key: string, kind: StreamKind, sa
   await mkdir(stateRoot, { recursive: true, mode: 0o711 });
   const dir = path.join(stateRoot, key);
   const seen = sandboxed ? STATE_MOUNT : dir;
-  for (const folder of [dir, ...agentStateFolders(kind, seen).map((folder) => path.join(dir, path.relative(seen, folder)))]) {
+  for (const folder of [dir, ...agentStateFolders(kind, dir)]) {
     await mkdir(folder, { recursive: true, mode: 0o700 });
     if (uid !== undefined) await chown(folder, uid, uid);
   }

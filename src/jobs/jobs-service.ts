@@ -5,7 +5,7 @@ import type { components } from '../../generated/openapi';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
-import { agentProblem, DEFAULT_AGENT } from '../agents/agents-fns';
+import { agentOf, agentProblem } from '../agents/agents-fns';
 import type { JobAgent } from '../agents/agent-events-fns';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { allowListProblem } from '../lib/egress-policy';
@@ -89,7 +89,7 @@ export function jobView(job: JobRow): JobView {
     concurrencyLimit: job.concurrencyLimit,
     model: job.model,
     effort: job.effort,
-    agent: (job.agent ?? DEFAULT_AGENT) as JobAgent,
+    agent: agentOf(job.agent),
     env: (job.env ?? {}) as JobEnv,
     flowControl: (job.flowControl ?? {}) as FlowControl,
     ...(job.network ? { network: job.network as JobNetwork } : {}),

@@ -8,4 +8,7 @@ export type StreamKind = keyof typeof AGENT_CLIS;
 
 export const STREAM_KINDS = Object.keys(AGENT_CLIS) as StreamKind[];
 
+/** The variable that says where a kind's CLI is on this machine: FLOWS_AGENT_BIN_CLAUDE_CODE, …_CODEX. */
+export const agentBinVariable = (kind: StreamKind) => `FLOWS_AGENT_BIN_${kind.toUpperCase().replace(/-/g, '_')}`;
+
 export const isStreamKind = (kind: string): kind is StreamKind => Object.hasOwn(AGENT_CLIS, kind);

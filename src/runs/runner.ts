@@ -4,8 +4,8 @@
 // dispatches never fill the same slot. `recover` ends what instances that are gone left active and starts the queues.
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
-import { DEFAULT_AGENT, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
-import type { JobAgent, RunUsage } from '../agents/agent-events-fns';
+import { agentOf, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
+import type { RunUsage } from '../agents/agent-events-fns';
 import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
@@ -233,8 +233,13 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         return;
       }
       const trace = traceWriter(repo, runId, logger);
-      const agent = (job.agent ?? DEFAULT_AGENT) as JobAgent;
-      const session = isStreamKind(agent.kind) ? await sessionOf(db, jobs, job, runId, executor) : null;
+      const agent = agentOf(job.agent);
+      // An agent whose events are read: its cost budget must be one a cost can hold, and its session is found.
+      const read = isStreamKind(agent.kind) ? { ...agent, kind: agent.kind } : null;
+      const unheld = read && unheldCostBudget(read, job.model, (model) => model in modelPrices);
+      if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
+      const session = read && (await sessionOf(db, jobs, job, runId, executor));
+      const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
       // A budget crossed stops the execution, at once or as soon as it exists.
       let execution: Execution | undefined;
       let overBudget = false;
@@ -242,11 +247,6 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         overBudget = true;
         execution?.stop();
       };
-      if (isStreamKind(agent.kind)) {
-        const unheld = unheldCostBudget({ ...agent, kind: agent.kind }, job.model, (model) => model in modelPrices);
-        if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
-      }
-      const stream = isStreamKind(agent.kind) ? agentStream({ ...agent, kind: agent.kind }, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier }) : null;
       const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
         {

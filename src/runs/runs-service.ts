@@ -1,8 +1,7 @@
 // The rules of invocations and runs: invoke a job (idempotently), read runs and their traces, stop them,
 // replay finished ones. Starting and executing runs is the runner's.
 import type { components } from '../../generated/openapi';
-import { DEFAULT_AGENT, isStreamKind } from '../agents/agents-fns';
-import type { JobAgent } from '../agents/agent-events-fns';
+import { agentOf, isStreamKind } from '../agents/agents-fns';
 import { isUniqueViolation } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
@@ -268,7 +267,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
 
   /** A run an invocation continues must be the job's, and the job's agent one whose sessions Flows keeps. */
   async function checkContinued(db: TenantDb, job: { id: string; agent: unknown }, runId: string) {
-    const kind = ((job.agent ?? DEFAULT_AGENT) as JobAgent).kind;
+    const kind = agentOf(job.agent).kind;
     if (!isStreamKind(kind)) throw new ValidationFailed("`continueRunId` is for agents whose sessions Flows keeps; this job's `agent.kind` is `command`.");
     const continued = await createRunsRepo(db).find(runId);
     if (continued?.jobId !== job.id) throw new ValidationFailed(`\`continueRunId\` "${clip(runId)}" is not a run of this job.`);
