@@ -1,6 +1,7 @@
 // What the tenant's runs spent over a window, per job or per day: the window's rules and order are pure
 // (usage-fns.ts), the sums are the database's (usage-repo.ts).
 import type { TenantDb } from '../db/tenant-scope';
+import { keptFor } from '../lib/kept';
 import { budgetMessage, budgetOf, monthOf, usageSummary, usageWindow, type Budget, type UsageGrouping, type UsageSummary } from './usage-fns';
 import { createUsageRepo } from './usage-repo';
 
@@ -15,7 +16,7 @@ const KEPT_MS = 5_000;
 
 export function createUsageService({ now = () => new Date(), defaultMonthlyBudgetUsd = null }: UsageDeps = {}) {
   /** Per tenant, the latest decision on starting runs, kept a few seconds: starting runs reads spending now and then, not each time. */
-  const kept = new Map<string, { at: number; until: number; refusal: { until: Date; message: string } | null }>();
+  const kept = keptFor<{ month: { until: Date }; refusal: { until: Date; message: string } | null }>(KEPT_MS, { clock: () => now().getTime() });
 
   async function budget(db: TenantDb, own?: number | null): Promise<Budget> {
     const repo = createUsageRepo(db);
@@ -29,22 +30,24 @@ export function createUsageService({ now = () => new Date(), defaultMonthlyBudge
 
     async setBudget(db: TenantDb, monthlyUsd: number | null): Promise<Budget> {
       await createUsageRepo(db).setOwnBudget(monthlyUsd);
-      kept.delete(db.$tenant().id);
+      kept.forget(db.$tenant().id);
       return budget(db, monthlyUsd);
     },
 
     /** Why the tenant may start no run now (its budget is spent this month), or null; a tenant with no budget costs one small read. */
     async refusal(db: TenantDb): Promise<{ until: Date; message: string } | null> {
       const tenantId = db.$tenant().id;
-      const at = now().getTime();
-      const held = kept.get(tenantId);
-      if (held && at - held.at < KEPT_MS && at < held.until) return held.refusal;
-      const own = await createUsageRepo(db).ownBudget();
-      const month = monthOf(now());
-      const read = own === null && defaultMonthlyBudgetUsd === null ? null : await budget(db, own);
-      const refusal = read?.exhausted ? { until: month.until, message: budgetMessage(read) } : null;
-      kept.set(tenantId, { at, until: month.until.getTime(), refusal });
-      return refusal;
+      const decide = async () => {
+        const own = await createUsageRepo(db).ownBudget();
+        const month = monthOf(now());
+        const read = own === null && defaultMonthlyBudgetUsd === null ? null : await budget(db, own);
+        return { month, refusal: read?.exhausted ? { until: month.until, message: budgetMessage(read) } : null };
+      };
+      // A decision of last month is not kept into this one.
+      const held = await kept.get(tenantId, decide);
+      if (now() < held.month.until) return held.refusal;
+      kept.forget(tenantId);
+      return (await kept.get(tenantId, decide)).refusal;
     },
 
     async summary(db: TenantDb, query: { since?: string; until?: string; groupBy?: UsageGrouping }): Promise<UsageSummary> {
