@@ -93,7 +93,7 @@ export function createDomains({
   const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
   const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
     vmhost: createVmhostExecutor({ tenantDb, box, outbound, timing: vmhostTiming }),
-    ...(config.localAgent ? { local: createLocalExecutor({ ...config.localAgent, egress: localEgress, stateRetentionDays: config.retention.days }) } : {}),
+    ...(config.localAgent ? { local: createLocalExecutor({ ...config.localAgent, egress: localEgress }) } : {}),
     ...(docker && {
       docker: createDockerExecutor({
         docker: docker.client,

@@ -1,7 +1,8 @@
 // Docker targets: every run gets a fresh container (hardened and limited as docker-fns.ts says, nothing of
 // the host mounted) from an image the operator allows, with the prompt on its stdin and its output followed
 // into the trace like the local agent's. With `network: egress` it reaches out only through a proxy of its
-// run's own (docker-egress.ts), which reports what it refuses. The container is removed on every path
+// run's own (docker-egress.ts), which reports what it refuses. An agent whose session continues keeps its
+// state on a volume of the session's (docker-session-states.ts). The container is removed on every path
 // (success, failure, timeout, stop, a start that went wrong); after a crash, `reap` removes the one a run
 // left behind, and the firewall rule of its proxy.
 import type Dockerode from 'dockerode';
@@ -13,6 +14,7 @@ import { agentCommandLine, AGENT_CLIS, isStreamKind } from '../agents/agents-fns
 import { agentOutput, outputBounds, resultOf } from './agent-output';
 import { localImage, messageOf, removeContainer, statusOf } from './docker-client';
 import { notAllowed } from './docker-diagnostics';
+import { createDockerSessionStates } from './docker-session-states';
 import { createDockerEgress, EgressSetupError, type RunEgress } from './docker-egress';
 import { containerOptions, EGRESS_NETWORK, egressPolicy, imageAllowed, LABELS, runEnv, type DockerSettings } from './docker-fns';
 import type { EgressOptions } from './egress-proxy';
@@ -69,6 +71,7 @@ export function createDockerExecutor({
   settingsOf,
   killGraceMs = KILL_GRACE_MS,
   egress: egressTesting,
+  stateGraceMs,
 }: {
   docker: Dockerode;
   /** Labels every container (`flows.instance`), to tell apart what each server sharing the daemon started. */
@@ -80,8 +83,11 @@ export function createDockerExecutor({
   killGraceMs?: number;
   /** Tests only: where the egress proxies resolve names to, and which addresses they count as public. */
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
+  /** Tests only: how young a session's kept state is spared by the sweep. */
+  stateGraceMs?: number;
 }): Executor & { containers(): Promise<RunContainer[]>; remove(containerId: string): Promise<void> } {
   const egressNetwork = createDockerEgress({ docker, testing: egressTesting });
+  const sessionStates = createDockerSessionStates({ docker, graceMs: stateGraceMs });
 
   /** The run's proxy for an `egress` target, its variables for the container; null without a network. */
   const openEgress = (spec: RunSpec, settings: DockerSettings, events: ExecutionEvents) =>
@@ -120,10 +126,15 @@ export function createDockerExecutor({
           return failedAtStart('docker', `The egress network could not be set up: ${messageOf(err)}`, 'infrastructure');
         }
         const labels = { [LABELS.run]: spec.runId, [LABELS.tenant]: spec.tenantId, [LABELS.instance]: instanceId };
+        const state = agentKind && spec.session ? sessionStates.mount({ key: spec.session.key, tenantId: spec.tenantId, jobId: spec.session.jobId }, agentKind) : null;
         // The proxy's variables win over the job's, which could only point the agent at a way that is closed.
-        const env = runEnv(spec, egress?.env);
-        const command = agentKind ? agentCommandLine({ ...spec.agent!, kind: agentKind }, { bin: AGENT_CLIS[agentKind], model: spec.model, effort: spec.effort }) : settings.command;
-        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings: { ...settings, command }, env, labels, imageVolumes: image.volumes }));
+        const env = runEnv(spec, { proxy: egress?.env, state: state?.env });
+        const command = agentKind ? agentCommandLine({ ...spec.agent!, kind: agentKind }, { bin: AGENT_CLIS[agentKind], model: spec.model, effort: spec.effort, resume: spec.session?.resume }) : settings.command;
+        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings: { ...settings, command }, env, labels, imageVolumes: image.volumes, mounts: state ? [state.mount] : [] }));
+        if (state) await sessionStates.prepare(container, agentKind!).catch(async (err) => {
+          await removeContainer(docker, container.id).catch(() => {});
+          throw err;
+        });
       } catch (err) {
         await egress?.close();
         return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`, 'infrastructure');
@@ -235,6 +246,8 @@ export function createDockerExecutor({
     },
 
     remove: (containerId: string) => removeContainer(docker, containerId),
+
+    sessionStates,
 
     async sweep(isOver) {
       let removed = 0;

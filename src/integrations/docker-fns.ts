@@ -1,7 +1,7 @@
 // The rules of the Docker executor, apart from the daemon: which images the operator allows, and what a
 // run's container is (its hardening, limits, environment, labels and network), so that they read in one place.
 import { agentVariables, isStreamKind } from '../agents/agents-fns';
-import type { ContainerCreateOptions, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
+import type { ContainerCreateOptions, MountSettings, NetworkCreateOptions, NetworkInspectInfo } from 'dockerode';
 import { proxyVariables, type EgressPolicy } from '../lib/egress-policy';
 import { runVariables, type RunSpec } from './executor';
 import { globMatches } from '../lib/glob';
@@ -20,7 +20,9 @@ export interface DockerSettings {
 }
 
 export const LABELS = { run: 'flows.run', tenant: 'flows.tenant', instance: 'flows.instance' } as const;
-const AGENT_USER = '1000:1000';
+/** The user (and group) a run's agent is in its container. */
+export const AGENT_UID = 1000;
+const AGENT_USER = `${AGENT_UID}:${AGENT_UID}`;
 const WORKSPACE = '/workspace';
 
 const MIB = 1024 * 1024;
@@ -70,12 +72,16 @@ export const egressEnv = (proxy: string) => proxyVariables(proxy, ['localhost', 
  */
 export const imageAllowed = (image: string, patterns: string[]) => patterns.some((glob) => globMatches(glob, image));
 
-/** The agent's environment: its home in the workspace, the job's variables, and the proxy's and the run variables over them. */
-export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env' | 'agent'>, proxy: Record<string, string> = {}): string[] {
+/**
+ * The agent's environment: its home in the workspace (or where its session's state is kept), the job's
+ * variables, and the proxy's and the run variables over them.
+ */
+export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env' | 'agent'>, { proxy = {}, state = {} }: { proxy?: Record<string, string>; state?: Record<string, string> } = {}): string[] {
   const vars = {
     HOME: WORKSPACE,
     TMPDIR: '/tmp',
     ...(spec.agent && isStreamKind(spec.agent.kind) ? agentVariables(spec.agent.kind) : {}),
+    ...state,
     ...spec.env,
     ...proxy,
     ...runVariables(spec),
@@ -86,12 +92,13 @@ export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effo
 /**
  * A fresh container for one run: user 1000 with no capabilities and no way to gain privileges, a read-only
  * root with only /workspace and /tmp writable (in memory, counted in its memory limit), CPU, memory and
- * process limits, no network or the egress network, and nothing of the host mounted. The volumes the
+ * process limits, no network or the egress network, and nothing of the host mounted: the one volume
+ * `mounts` may name is its session's kept agent state. The volumes the
  * image declares become memory too: Docker would otherwise make each a volume on the host. Without
  * NET_ADMIN and NET_RAW (every capability is dropped) the agent cannot change its address or routes, nor
  * forge packets: the firewall's rule for its address holds.
  */
-export function containerOptions({ name, settings, env, labels, imageVolumes }: { name: string; settings: DockerSettings; env: string[]; labels: Record<string, string>; imageVolumes: string[] }): ContainerCreateOptions {
+export function containerOptions({ name, settings, env, labels, imageVolumes, mounts = [] }: { name: string; settings: DockerSettings; env: string[]; labels: Record<string, string>; imageVolumes: string[]; mounts?: MountSettings[] }): ContainerCreateOptions {
   const { image, command, cpus, memoryMb, pids, network } = settings;
   // Agents build and run code where they work: Docker's default `noexec` is lifted (it stops little anyway, `sh file` still runs).
   const scratch = `rw,exec,nosuid,nodev,size=${memoryMb}m`;
@@ -125,6 +132,7 @@ export function containerOptions({ name, settings, env, labels, imageVolumes }: 
       Memory: memoryMb * MIB,
       MemorySwap: memoryMb * MIB,
       PidsLimit: pids,
+      Mounts: mounts,
       NetworkMode: network === 'none' ? 'none' : EGRESS_NETWORK,
       // The output reaches the trace through the attach stream; a log on the host would keep it, unbounded.
       LogConfig: { Type: 'none', Config: {} },

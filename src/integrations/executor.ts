@@ -19,9 +19,10 @@ export interface RunSpec {
   env: Record<string, string>;
   /**
    * The agent session of a run whose agent's events are read: the key of the state kept for it between runs
-   * (`sess_…`: a hash, safe as a file name), and the CLI's id of the session to continue (null: a new one).
+   * (`sess_…`: a hash, safe as a file name), the job whose runs keep it, and the CLI's id of the session to
+   * continue (null: a new one).
    */
-  session?: { key: string; resume: string | null } | null;
+  session?: { key: string; jobId: string; resume: string | null } | null;
   /** The job's own network allowlist, within the target's policy; null when it sets none. */
   network?: { allow: string[] } | null;
 }
@@ -76,6 +77,29 @@ export interface Executor {
    * runs `isOver` says are over; answers how many. Executors whose leftovers all have refs have none.
    */
   sweep?(isOver: (tenantId: string, runId: string) => Promise<boolean>): Promise<number>;
-  /** Whether the agent state kept under a session key is still there; executors that keep none have no such method. */
-  hasSessionState?(key: string): Promise<boolean>;
+  /** The agent state kept for sessions between runs; executors that keep none have none. */
+  sessionStates?: SessionStates;
 }
+
+/** Whose runs a session's kept state serves: it goes once retention has left none of them. */
+export interface StateOwner {
+  key: string;
+  tenantId: string;
+  jobId: string;
+}
+
+export interface SessionStates {
+  /** Whether the state kept under `key` is still there. */
+  has(key: string): Promise<boolean>;
+  /**
+   * Removes the kept states that no run uses any more, as `used` answers from the runs (a state with no
+   * owner recorded is used by none), sparing those in use or made within STATE_GRACE_MS; answers how many.
+   */
+  sweep(used: (owner: StateOwner) => Promise<boolean>): Promise<number>;
+}
+
+/** Where an agent sees its session's kept state in a sandbox or a container: the same place every run. */
+export const STATE_MOUNT = '/agent-state';
+
+/** A state this young is never swept: its run may not have recorded its session yet. */
+export const STATE_GRACE_MS = 3_600_000;

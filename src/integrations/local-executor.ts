@@ -6,10 +6,10 @@
 // stop, timeout, a limit and the end of the run take every process it started with it.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
-import { access, chmod, chown, mkdir, readdir, readFile, realpath, rm, stat, utimes, writeFile } from 'node:fs/promises';
+import { access, chmod, mkdir, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
 import type { StreamKind } from '../agents/agent-events-fns';
-import { agentCommandLine, agentStateFolders, agentStateVariables, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
+import { agentCommandLine, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKind } from '../agents/agents-fns';
 import { agentBinVariable } from '../lib/agent-clis';
 import { DEFAULT_AGENT_STATE_DIR, type LocalAgent, type SandboxBind } from '../config';
 import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
@@ -17,6 +17,7 @@ import { clip } from '../lib/text';
 import { agentOutput, outputBounds, resultOf } from './agent-output';
 import { openEgress, type EgressOptions } from './egress-proxy';
 import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
+import { createLocalSessionStates, type OpenedState } from './local-session-states';
 import { openCgroups, rlimitOptions, type Cgroups, type RunCgroup } from './run-limits';
 import { EGRESS_SOCKET, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandboxProblem, sandboxUid, spawnSandbox, sweepRunDirs } from './sandbox';
 
@@ -69,46 +70,10 @@ async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: s
   return { command, env: agentVariables(kind), binds, kind };
 }
 
-/** Where a session's state is seen by a sandboxed agent: the same place every run, whatever its key. */
-const STATE_MOUNT = '/agent-state';
-/** Touched at each run of a session; retention goes by it. */
-const USED = '.used';
-
-/**
- * The session's kept state, made when new (for the sandbox's user), marked as used now: its folder on the
- * host, and the variables and bind that put the agent's state there.
- */
-async function sessionState(stateRoot: string, key: string, kind: StreamKind, sandboxed: boolean, uid: number | undefined) {
-  await mkdir(stateRoot, { recursive: true, mode: 0o711 });
-  const dir = path.join(stateRoot, key);
-  const seen = sandboxed ? STATE_MOUNT : dir;
-  for (const folder of [dir, ...agentStateFolders(kind, dir)]) {
-    await mkdir(folder, { recursive: true, mode: 0o700 });
-    if (uid !== undefined) await chown(folder, uid, uid);
-  }
-  const now = new Date();
-  await writeFile(path.join(dir, USED), '');
-  await utimes(path.join(dir, USED), now, now);
-  return { dir, env: agentStateVariables(kind, seen), binds: sandboxed ? [{ path: dir, at: STATE_MOUNT, writable: true }] : [] };
-}
-
 async function emptyFolder(dir: string): Promise<string> {
   await rm(dir, { recursive: true, force: true });
   await mkdir(dir, { mode: 0o700 });
   return dir;
-}
-
-/** Removes the sessions' state not used for `days` days; answers how many. */
-async function sweepStates(stateRoot: string, days: number): Promise<number> {
-  const before = Date.now() - days * 86_400_000;
-  let removed = 0;
-  for (const key of await readdir(stateRoot).catch(() => [] as string[])) {
-    const used = await stat(path.join(stateRoot, key, USED)).catch(() => null);
-    if (used && used.mtimeMs >= before) continue;
-    await rm(path.join(stateRoot, key), { recursive: true, force: true });
-    removed++;
-  }
-  return removed;
 }
 
 /**
@@ -137,11 +102,9 @@ export interface LocalExecutorOptions extends LocalAgent {
   cgroups?: Cgroups | null;
   /** Tests only: where the egress proxy resolves names to, and which addresses it counts as public. */
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
-  /** Agents' state not used for this many days goes (the runs' retention); 0 keeps it. */
-  stateRetentionDays?: number;
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, stateRetentionDays = 0, ...agent }: LocalExecutorOptions): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, ...agent }: LocalExecutorOptions): Executor {
   const stateRoot = agent.stateDir ?? DEFAULT_AGENT_STATE_DIR;
   const sandboxed = agent.sandbox !== 'off';
   const limits = agent.limits ?? DEFAULT_LIMITS;
@@ -153,6 +116,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
   const passed = Object.fromEntries((agent.env ?? []).flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
   const uid = sandboxed ? sandboxUid(agent) : undefined;
   const cgroups = sandboxed ? (givenCgroups === undefined ? openCgroups() : givenCgroups) : null;
+  const sessionStates = createLocalSessionStates({ root: stateRoot, sandboxed, uid });
   // What servers that are gone left behind: run folders, and their runs' control groups.
   sweepRunDirs();
   cgroups?.sweep();
@@ -217,20 +181,18 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       }
       const run = await commandOf(spec, agent);
       if ('problem' in run) return failedAtStart('local', run.problem, 'setup');
-      let sessionDir: string | null = null;
+      let state: OpenedState | null = null;
       if (run.kind && spec.session) {
-        let state: Awaited<ReturnType<typeof sessionState>>;
         try {
-          state = await sessionState(stateRoot, spec.session.key, run.kind, sandboxed, uid);
+          state = await sessionStates.open({ key: spec.session.key, tenantId: spec.tenantId, jobId: spec.session.jobId }, run.kind);
         } catch (err) {
           return failedAtStart('local', `The agent's state could not be kept in ${stateRoot} (FLOWS_AGENT_STATE_DIR): ${clip((err as Error).message)}`, 'setup');
         }
         Object.assign(run.env, state.env);
         run.binds.push(...state.binds);
-        sessionDir = state.dir;
       }
       // Unsandboxed, a session's runs share one working folder path (agents key their sessions by it), empty each time.
-      const dir = sessionDir && !sandboxed ? await emptyFolder(path.join(sessionDir, 'workspace')) : await makeRunDir();
+      const dir = state && !sandboxed ? await emptyFolder(path.join(state.dir, 'workspace')) : await makeRunDir();
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
         HOME: sandboxed ? home : (process.env.HOME ?? dir),
@@ -256,6 +218,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, run, end));
         else child = spawn('/bin/sh', ['-c', run.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       } catch (err) {
+        state?.release();
         await rm(dir, { recursive: true, force: true });
         return failedAtStart('local', `The sandbox could not be set up: ${clip((err as Error).message)}`, 'infrastructure');
       }
@@ -281,6 +244,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         child.on('close', async (code, signal) => {
           clearTimeout(timer);
           const hit = await release();
+          state?.release();
           void rm(dir, { recursive: true, force: true });
           if (ending === 'timed_out') return resolve({ state: 'timed_out', error: `The agent was still running after ${spec.timeoutSeconds} seconds.` });
           if (ending === 'canceled') return resolve({ state: 'canceled', error: 'The run was stopped.' });
@@ -302,12 +266,6 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       await killMarked(runId);
     },
 
-    async sweep() {
-      return stateRetentionDays > 0 ? sweepStates(stateRoot, stateRetentionDays) : 0;
-    },
-
-    async hasSessionState(key: string) {
-      return (await stat(path.join(stateRoot, key, USED)).catch(() => null)) !== null;
-    },
+    sessionStates,
   };
 }

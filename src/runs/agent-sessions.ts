@@ -4,7 +4,7 @@
 // under the same key, or of the run it names, when the state kept for it is still there; otherwise it
 // begins a new one, and its trace says why it could not continue.
 import type { TenantDb } from '../db/tenant-scope';
-import type { Executor } from '../integrations/executor';
+import type { SessionStates, StateOwner } from '../integrations/executor';
 import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Spent } from '../agents/agent-events-fns';
 import { sha256 } from '../lib/hash';
@@ -32,7 +32,10 @@ interface Inputs {
   continueRunId?: string;
 }
 
-export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKey'>, job: JobRow, runId: string, executor: Pick<Executor, 'hasSessionState'>): Promise<RunSession> {
+/** The name of a session's kept state: a hash of the tenant, the job and the session key, safe as a file or volume name. */
+const stateKeyOf = (tenantId: string, jobId: string, sessionKey: string) => `sess_${sha256(`${tenantId}\0${jobId}\0${sessionKey}`).slice(0, 32)}`;
+
+export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKey'>, job: JobRow, runId: string, states: Pick<SessionStates, 'has'> | undefined): Promise<RunSession> {
   const repo = createRunsRepo(db);
   const inputs = ((await repo.find(runId))?.inputs ?? {}) as Inputs;
   const own = `run:${runId}`;
@@ -54,9 +57,9 @@ export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKe
     }
   }
 
-  const stateKey = `sess_${sha256(`${db.$tenant().id}\0${job.id}\0${sessionKey}`).slice(0, 32)}`;
-  if (earlier && !executor.hasSessionState) [earlier, notContinued] = [null, "this run's target keeps no agent state between runs"];
-  else if (earlier && !(await executor.hasSessionState!(stateKey))) [earlier, notContinued] = [null, `the state kept for run ${earlier.id}'s session is gone (retention removes it after FLOWS_RETENTION_DAYS unused)`];
+  const stateKey = stateKeyOf(db.$tenant().id, job.id, sessionKey);
+  if (earlier && !states) [earlier, notContinued] = [null, "this run's target keeps no agent state between runs"];
+  else if (earlier && !(await states!.has(stateKey))) [earlier, notContinued] = [null, `the state kept for run ${earlier.id}'s session is gone`];
   const spent = earlier?.sessionId ? await repo.sessionUsages(job.id, earlier.sessionId) : [];
   return {
     sessionKey,
@@ -66,5 +69,24 @@ export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKe
     earlier: earlier
       ? spent.reduce<Tokens>((sum, usage) => ({ inputTokens: sum.inputTokens + (usage?.inputTokens ?? 0), outputTokens: sum.outputTokens + (usage?.outputTokens ?? 0), cachedTokens: sum.cachedTokens + (usage?.cachedTokens ?? 0) }), { inputTokens: 0, outputTokens: 0, cachedTokens: 0 })
       : null,
+  };
+}
+
+/**
+ * Whether a kept state still serves a run: some run of its job, not yet deleted, began or continued its
+ * session. What the executors' sweeps ask, state by state; each job's session keys are read once a sweep.
+ */
+export function stateUse(tenantDb: (tenantId: string) => TenantDb): (owner: StateOwner) => Promise<boolean> {
+  const keysOf = new Map<string, Promise<Set<string>>>();
+  return async ({ key, tenantId, jobId }) => {
+    const job = `${tenantId}\0${jobId}`;
+    let keys = keysOf.get(job);
+    if (!keys) {
+      keys = createRunsRepo(tenantDb(tenantId))
+        .sessionKeys(jobId)
+        .then((sessionKeys) => new Set(sessionKeys.map((sessionKey) => stateKeyOf(tenantId, jobId, sessionKey))));
+      keysOf.set(job, keys);
+    }
+    return (await keys).has(key);
   };
 }

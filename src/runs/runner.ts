@@ -19,7 +19,7 @@ import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
 import { createRunsRepo, type Claimed, type MoveExtra, type RunsRepo, type TraceEntry } from './runs-repo';
-import { sessionOf } from './agent-sessions';
+import { sessionOf, stateUse } from './agent-sessions';
 import type { RunsSweeps } from './runs-sweeps';
 
 export interface RunnerDeps {
@@ -238,7 +238,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const read = isStreamKind(agent.kind) ? { ...agent, kind: agent.kind } : null;
       const unheld = read && unheldCostBudget(read, job.model, (model) => model in modelPrices);
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
-      const session = read && (await sessionOf(db, jobs, job, runId, executor));
+      const session = read && (await sessionOf(db, jobs, job, runId, executor.sessionStates));
       const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
       // A budget crossed stops the execution, at once or as soon as it exists.
       let execution: Execution | undefined;
@@ -258,7 +258,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
           model: job.model,
           effort: job.effort,
           agent,
-          session: session && { key: session.stateKey, resume: session.resume },
+          session: session && { key: session.stateKey, jobId: job.id, resume: session.resume },
           timeoutSeconds: target.timeoutSeconds,
           env: env.env,
           network: job.network as RunSpec['network'],
@@ -383,7 +383,8 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
 
     /**
      * Removes what executors hold for runs that are over and not executing here (containers left by a
-     * server killed before it recorded them); at start, after `recover`, and now and then.
+     * server killed before it recorded them), and the agents' kept state that no run uses any more (its
+     * runs deleted by retention, or with their job); at start, after `recover`, and now and then.
      */
     async sweepLeftovers(): Promise<number> {
       const isOver = async (tenantId: string, runId: string) => {
@@ -391,8 +392,9 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         const run = await createRunsRepo(tenantDb(tenantId)).find(runId);
         return !run || isTerminal(run.state as RunState);
       };
+      const used = stateUse(tenantDb);
       let removed = 0;
-      for (const executor of Object.values(executors)) removed += (await executor.sweep?.(isOver)) ?? 0;
+      for (const executor of Object.values(executors)) removed += ((await executor.sweep?.(isOver)) ?? 0) + ((await executor.sessionStates?.sweep(used)) ?? 0);
       return removed;
     },
 

@@ -191,6 +191,10 @@ export function createRunsRepo(db: TenantDb) {
     /** What the runs of the job that took part in the agent session `sessionId` recorded as spent. */
     sessionUsages: async (jobId: string, sessionId: string) => (await db.run.findMany({ where: { jobId, sessionId }, select: { usage: true } })).map((run) => run.usage as RunUsage | null),
 
+    /** The session keys the job's runs recorded, each once. */
+    sessionKeys: async (jobId: string) =>
+      (await db.run.findMany({ where: { jobId, sessionKey: { not: null } }, distinct: ['sessionKey'], select: { sessionKey: true } })).map((run) => run.sessionKey!),
+
     /** The latest run of the job, other than `runId`, whose agent began or continued the session kept under `sessionKey`. */
     latestSession: (jobId: string, sessionKey: string, runId: string) =>
       db.run.findFirst({ where: { jobId, sessionKey, sessionId: { not: null }, id: { not: runId } }, orderBy: { id: 'desc' }, select: { id: true, sessionId: true } }),

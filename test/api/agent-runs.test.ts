@@ -3,7 +3,7 @@
 // made-up name as public), and the fake Gemini, opencode and Cursor CLIs replaying their recorded streams.
 // The run's trace says what the agent did, typed; its usage says what it spent; its API key, a tenant
 // secret, shows nowhere.
-import { chmodSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
@@ -292,8 +292,37 @@ describe('sessions', () => {
       agent: 'gemini',
       sessionId: expect.not.stringMatching(first.run.result.sessionId),
       model: 'gemini-2.5-flash',
-      notContinued: `the state kept for run ${again.run.id}'s session is gone (retention removes it after FLOWS_RETENTION_DAYS unused)`,
+      notContinued: `the state kept for run ${again.run.id}'s session is gone`,
     });
+  });
+
+  it('keeps a session’s state while a run of it is kept, and sweeps it once retention has deleted the last', async () => {
+    const job = await createJob(app, bearer, { ...invocable, name: 'Gemini retention', agent: { kind: 'gemini', continue: { key: 'data.issue' } } });
+    const ofJob = () =>
+      readdirSync(stateDir).filter((key) => {
+        const owner = path.join(stateDir, key, 'owner.json');
+        return existsSync(owner) && JSON.parse(readFileSync(owner, 'utf8')).jobId === job.id;
+      });
+    const old = await runOf(job.id, { data: { issue: 1 } });
+    await runOf(job.id, { data: { issue: 2 } });
+    expect(ofJob()).toHaveLength(2);
+    // Older than the grace a state gets while its first run records its session.
+    const hoursAgo = new Date(Date.now() - 2 * 3_600_000);
+    for (const key of readdirSync(stateDir)) if (existsSync(path.join(stateDir, key, 'owner.json'))) utimesSync(path.join(stateDir, key, 'owner.json'), hoursAgo, hoursAgo);
+    await app.runner.sweepLeftovers();
+    expect(ofJob()).toHaveLength(2);
+
+    // Retention keeps the newest run of each job: the run of issue 1 goes, and its session's state with it.
+    await app.sweeps.pruneRuns({ before: null, maxPerJob: 1, until: Date.now() + 10_000 });
+    expect((await call(app, 'GET', `/api/v1/runs/${old.run.id}`, { headers: bearer })).status).toBe(404);
+    await app.runner.sweepLeftovers();
+    expect(ofJob()).toHaveLength(1);
+    const kept = await runOf(job.id, { data: { issue: 2 } });
+    expect(kept.of('session_started')[0]).toHaveProperty('continuedFromRunId');
+    const anew = await runOf(job.id, { data: { issue: 1 } });
+    expect(anew.run.state).toBe('succeeded');
+    expect(anew.of('session_started')[0]).not.toHaveProperty('continuedFromRunId');
+    expect(anew.run.result.sessionId).not.toBe(old.run.result.sessionId);
   });
 
   it('refuses to continue a run of another job, or for a job whose agent is its command; and a key that does not compile', async () => {

@@ -6,6 +6,7 @@
 // stand-in and another run, beside a plain container on Docker's bridge that reaches them all).
 // Every container goes, whatever the path.
 import Docker from 'dockerode';
+import { randomBytes } from 'node:crypto';
 import { rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { createDockerExecutor, dockerDiagnostics, type DockerSettings } from '..
 import { createFirewall } from '../../src/integrations/docker-firewall';
 import { EGRESS_NETWORK } from '../../src/integrations/docker-fns';
 import type { RunSpec } from '../../src/integrations/executor';
-import { egressRules, ensureDockerd, ensureTestImage, httpStandIn, lanAddress, metadataStandIn, runPlain, TEST_IMAGE } from '../support/docker';
+import { egressRules, ensureAgentTestImage, ensureDockerd, ensureTestImage, httpStandIn, lanAddress, metadataStandIn, runPlain, TEST_IMAGE } from '../support/docker';
 
 jest.setTimeout(120_000);
 
@@ -534,6 +535,102 @@ describe('the egress network', () => {
       ['network', false],
     ]);
     expect(refused[2].detail).toMatch(/^Flows could not fence the Docker network flows-egress .*Permission denied \(you must be root\).*CAP_NET_ADMIN/);
+  });
+});
+
+describe('an agent session', () => {
+  const JOB = 'job_docker_sessions';
+  let agentImage: string;
+  const gemini = { agent: { kind: 'gemini' as const }, model: null, effort: null };
+  const sessionKey = () => `sess_${randomBytes(16).toString('hex')}`;
+  const volumeLabels = async (key: string) => (await docker.getVolume(`flows-${key}`).inspect()).Labels;
+  /** A run of the fake gemini CLI in the agents' image, in the session kept under `key`. */
+  const geminiRun = async (key: string, resume: string | null, env: Record<string, string> = {}) => {
+    const run = await startRun({ image: agentImage, memoryMb: 256, pids: 64 }, { ...gemini, env, session: { key, jobId: JOB, resume } });
+    return { ...run, outcome: run.execution.done };
+  };
+  const sessionIdOf = (lines: string[]) => (JSON.parse(lines.find((line) => line.includes('"type":"init"'))!) as { session_id: string }).session_id;
+
+  beforeAll(async () => {
+    agentImage = await ensureAgentTestImage();
+    ALLOWED.push(agentImage);
+  });
+
+  afterAll(async () => {
+    const { Volumes } = await docker.listVolumes({ filters: { label: [`flows.tenant=${TENANT}`] } });
+    for (const volume of Volumes ?? []) await docker.getVolume(volume.Name).remove({ force: true }).catch(() => {});
+  });
+
+  it('keeps the agent’s state on a volume of the session’s: the next run resumes it, another session’s cannot', async () => {
+    const key = sessionKey();
+    expect(await executor.sessionStates!.has(key)).toBe(false);
+    const first = await geminiRun(key, null);
+    expect(await first.outcome).toMatchObject({ state: 'succeeded' });
+    const sessionId = sessionIdOf(first.stdout());
+    expect(await executor.sessionStates!.has(key)).toBe(true);
+    expect(await volumeLabels(key)).toEqual({ 'flows.session-state': key, 'flows.tenant': TENANT, 'flows.job': JOB });
+
+    // The fake CLI, like gemini, refuses to resume a session it has no record of in GEMINI_CLI_HOME.
+    const second = await geminiRun(key, sessionId);
+    expect(await second.outcome).toMatchObject({ state: 'succeeded' });
+    expect(second.stdout()[0]).toContain(`"session_id":"${sessionId}"`);
+    expect(second.stdout().join('\n')).toContain('What did notes.md say?');
+
+    const elsewhere = sessionKey();
+    const stranger = await geminiRun(elsewhere, sessionId);
+    expect(await stranger.outcome).toMatchObject({ state: 'failed', cause: 'agent', error: expect.stringContaining('Error resuming session') });
+  });
+
+  it('gives the agent its state folder and nothing else of the volume to write, as its own user', async () => {
+    const key = sessionKey();
+    // A `command` target's run keeps no state: only agents whose CLI Flows runs have a session.
+    await (await startRun({ image: agentImage, command: 'true' }, { env: {}, session: { key, jobId: JOB, resume: null } })).execution.done;
+    expect(await executor.sessionStates!.has(key)).toBe(false);
+
+    const probe = await startRun(
+      { image: agentImage, memoryMb: 256 },
+      { ...gemini, env: { FAKE_AGENT_SCENARIO: 'sleep' }, session: { key, jobId: JOB, resume: null }, timeoutSeconds: 30 },
+    );
+    await until(() => probe.stdout().length > 0, 'the agent started');
+    const container = docker.getContainer(probe.containerId);
+    const exec = await container.exec({ Cmd: ['/bin/sh', '-c', 'id -u; stat -c "%u %a %n" /agent-state /agent-state/home; touch /agent-state/x 2>/dev/null || echo refused'], AttachStdout: true, AttachStderr: true, User: '1000:1000' });
+    const stream = await exec.start({});
+    const chunks: Buffer[] = [];
+    stream.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await new Promise((resolve) => stream.on('end', resolve));
+    const text = Buffer.concat(chunks).toString().replace(/[\x00-\x08]/g, '');
+    expect(text).toContain('0 755 /agent-state');
+    expect(text).toContain('1000 700 /agent-state/home');
+    expect(text).toContain('refused');
+    probe.execution.stop();
+    await probe.execution.done;
+  });
+
+  it('is swept once no run uses it and it is older than the grace, never while a container has it', async () => {
+    const graceless = createDockerExecutor({ docker, instanceId: INSTANCE, allowedImages: ALLOWED, settingsOf, killGraceMs: 1_000, stateGraceMs: 0 });
+    const [kept, unused, busy] = [sessionKey(), sessionKey(), sessionKey()];
+    for (const key of [kept, unused]) expect(await (await geminiRun(key, null)).outcome).toMatchObject({ state: 'succeeded' });
+    const running = await startRun({ image: agentImage, memoryMb: 256 }, { ...gemini, env: { FAKE_AGENT_SCENARIO: 'sleep' }, session: { key: busy, jobId: JOB, resume: null } }, graceless);
+    await until(() => running.stdout().length > 0, 'the agent started');
+
+    // Young: spared whatever the runs say.
+    await executor.sessionStates!.sweep(async () => false);
+    for (const key of [kept, unused, busy]) expect(await executor.sessionStates!.has(key)).toBe(true);
+
+    const asked: unknown[] = [];
+    const ours = [kept, unused, busy];
+    const removed = await graceless.sessionStates!.sweep(async (owner) => {
+      if (!ours.includes(owner.key)) return true; // another test file's
+      asked.push(owner);
+      return owner.key === kept;
+    });
+    expect(asked).toEqual(expect.arrayContaining(ours.map((key) => ({ key, tenantId: TENANT, jobId: JOB }))));
+    expect(removed).toBeGreaterThanOrEqual(1);
+    expect(await executor.sessionStates!.has(kept)).toBe(true);
+    expect(await executor.sessionStates!.has(unused)).toBe(false);
+    expect(await executor.sessionStates!.has(busy)).toBe(true);
+    running.execution.stop();
+    await running.execution.done;
   });
 });
 

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { LABELS } from '../../src/integrations/docker-fns';
 import { startTestApp, type TestApp } from '../support/app';
-import { ensureDockerd, ensureTestImage, httpStandIn, TEST_IMAGE } from '../support/docker';
+import { ensureAgentTestImage, ensureDockerd, ensureTestImage, httpStandIn, TEST_IMAGE } from '../support/docker';
 import { call } from '../support/http';
 import request from 'supertest';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
@@ -42,7 +42,7 @@ const outputOf = async (runId: string) =>
 
 async function dockerTarget(extra: Record<string, unknown> = {}) {
   const res = await api('POST', '/api/v1/execution-targets', { kind: 'docker', name: 'Busybox', image: TEST_IMAGE, command: 'sh', memoryMb: 256, ...extra });
-  expect(res.status).toBe(201);
+  expect([res.status, res.body.error]).toEqual([201, undefined]);
   return res.body;
 }
 
@@ -110,6 +110,29 @@ describe('docker targets', () => {
     expect(output).toContain('PROJECT=cat: can\'t open');
     expect(output).toContain('ME=1000');
     expect(output).toContain('NET=lo,');
+    expect(await containersOfRuns()).toEqual([]);
+  });
+
+  it('continue an agent\'s session on the volume kept for its key, with what the trace says', async () => {
+    const target = await dockerTarget({ image: await ensureAgentTestImage() });
+    const job = await api('POST', '/api/v1/jobs', { name: 'Gemini in Docker', promptTemplate: 'Issue {{ data.issue }}', executionTargetId: target.id, agent: { kind: 'gemini', continue: { key: 'data.issue' } } });
+    expect([job.status, job.body.error]).toEqual([201, undefined]);
+    const invoke = async (issue: number) => finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, { data: { issue } })).body.runId);
+    const sessionOf = async (runId: string) => ((await api('GET', `/api/v1/runs/${runId}/trace?limit=100`)).body as { type: string; data: any }[]).find((event) => event.type === 'session_started')!.data;
+    const first = await invoke(5);
+    expect(first).toMatchObject({ state: 'succeeded', result: { sessionId: expect.any(String) } });
+    const again = await invoke(5);
+    expect(again).toMatchObject({ state: 'succeeded', result: { sessionId: first.result.sessionId } });
+    expect(await sessionOf(again.id)).toMatchObject({ agent: 'gemini', sessionId: first.result.sessionId, continuedFromRunId: first.id });
+    const other = await invoke(6);
+    expect(other.result.sessionId).not.toBe(first.result.sessionId);
+    expect(await sessionOf(other.id)).not.toHaveProperty('continuedFromRunId');
+    const volumes = (await docker.listVolumes({ filters: { label: [`flows.job=${job.body.id}`] } })).Volumes ?? [];
+    expect(volumes.map((volume) => volume.Labels)).toEqual([
+      { 'flows.session-state': expect.stringMatching(/^sess_/), 'flows.tenant': owner.tenantId, 'flows.job': job.body.id },
+      { 'flows.session-state': expect.stringMatching(/^sess_/), 'flows.tenant': owner.tenantId, 'flows.job': job.body.id },
+    ]);
+    for (const volume of volumes) await docker.getVolume(volume.Name).remove();
     expect(await containersOfRuns()).toEqual([]);
   });
 

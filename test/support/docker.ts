@@ -6,7 +6,8 @@
 import type Dockerode from 'dockerode';
 import { execFile, spawn } from 'node:child_process';
 import { closeSync, openSync } from 'node:fs';
-import { chmod, copyFile, mkdir, mkdtemp, readFile, rm, symlink, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { chmod, copyFile, cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import http from 'node:http';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -51,20 +52,58 @@ const imageId = (image: string) =>
  * entrypoint (so that a run without a command proves the image's own entrypoint runs) and a declared
  * volume, as many real images have (so that tests see it never becomes a volume on the host).
  */
-export async function ensureTestImage() {
-  if (await imageId(TEST_IMAGE)) return TEST_IMAGE;
-  // Test files running side by side would each import a copy, leaving all but one untagged.
-  await holding(path.join(tmpdir(), 'flows-test-image.lock'), async () => {
-    if (!(await imageId(TEST_IMAGE))) await importTestImage();
-  });
-  return TEST_IMAGE;
+export const ensureTestImage = () => ensureImage(TEST_IMAGE, async () => {}, ['ENTRYPOINT ["/bin/sh"]', 'ENV PATH=/bin', 'VOLUME ["/data"]']);
+
+const FAKE_CLIS = path.resolve(__dirname, 'fake-agent-clis');
+const AGENT_FIXTURES = path.resolve(__dirname, '../fixtures/agents');
+
+/**
+ * Makes an image of agents unless it exists, and answers its name: TEST_IMAGE's busybox with this machine's
+ * node (and the libraries it links) and the fake gemini, opencode and cursor-agent CLIs with their recorded
+ * streams on its PATH. Its tag is a hash of those files: a changed CLI makes a new image.
+ */
+export async function ensureAgentTestImage(): Promise<string> {
+  const node = await realpath(process.execPath);
+  const files = async (dir: string) => (await readdir(dir)).sort().map((name) => path.join(dir, name));
+  const sources = [node, ...(await files(FAKE_CLIS)), ...(await files(AGENT_FIXTURES))];
+  const hash = createHash('sha256');
+  for (const file of sources) hash.update(file).update(await readFile(file));
+  const image = `flows-test/agents:${hash.digest('hex').slice(0, 12)}`;
+  const inImage = '/opt/flows-test/support/fake-agent-clis';
+  return ensureImage(
+    image,
+    async (root) => {
+      const { stdout } = await run('ldd', [node]);
+      const libraries = [...stdout.matchAll(/(\/\S+) \(0x/g)].map((match) => match[1]);
+      for (const file of [node, ...libraries]) {
+        const to = path.join(root, file === node ? '/usr/bin/node' : file);
+        await mkdir(path.dirname(to), { recursive: true });
+        await copyFile(await realpath(file), to);
+        await chmod(to, 0o755);
+      }
+      await symlink('/bin/busybox', path.join(root, 'usr/bin/env'));
+      await cp(FAKE_CLIS, path.join(root, inImage), { recursive: true });
+      await cp(AGENT_FIXTURES, path.join(root, '/opt/flows-test/fixtures/agents'), { recursive: true });
+    },
+    ['ENTRYPOINT ["/bin/sh"]', `ENV PATH=${inImage}:/usr/bin:/bin`],
+  );
 }
 
-async function importTestImage() {
+/** Makes `image` unless it exists: the busybox root, what `fill` adds to it, and the image settings `changes`. */
+async function ensureImage(image: string, fill: (root: string) => Promise<void>, changes: string[]) {
+  if (await imageId(image)) return image;
+  // Test files running side by side would each import a copy, leaving all but one untagged.
+  await holding(path.join(tmpdir(), 'flows-test-image.lock'), async () => {
+    if (!(await imageId(image))) await importImage(image, fill, changes);
+  });
+  return image;
+}
+
+async function importImage(image: string, fill: (root: string) => Promise<void>, changes: string[]) {
   const root = await mkdtemp(path.join(tmpdir(), 'flows-test-rootfs-'));
   const tarball = `${root}.tar`;
   try {
-    for (const dir of ['bin', 'etc', 'tmp', 'data', 'proc', 'sys', 'dev']) await mkdir(path.join(root, dir));
+    for (const dir of ['bin', 'etc', 'tmp', 'data', 'proc', 'sys', 'dev', 'usr/bin']) await mkdir(path.join(root, dir), { recursive: true });
     // As in real images; a tmpfs mounted on a directory takes its mode.
     await chmod(path.join(root, 'tmp'), 0o1777);
     await copyFile(BUSYBOX, path.join(root, 'bin/busybox'));
@@ -72,9 +111,9 @@ async function importTestImage() {
     for (const applet of stdout.split('\n').filter((name) => name && name !== 'busybox')) await symlink('busybox', path.join(root, 'bin', applet));
     await writeFile(path.join(root, 'etc/passwd'), 'root:x:0:0:root:/root:/bin/sh\nagent:x:1000:1000:agent:/workspace:/bin/sh\n');
     await writeFile(path.join(root, 'etc/group'), 'root:x:0:\nagent:x:1000:\n');
+    await fill(root);
     await run('tar', ['-C', root, '-cf', tarball, '.']);
-    const changes = ['ENTRYPOINT ["/bin/sh"]', 'ENV PATH=/bin', 'VOLUME ["/data"]'].flatMap((change) => ['--change', change]);
-    await run('docker', ['import', ...changes, tarball, TEST_IMAGE]);
+    await run('docker', ['import', ...changes.flatMap((change) => ['--change', change]), tarball, image]);
   } finally {
     await rm(root, { recursive: true, force: true });
     await rm(tarball, { force: true });
