@@ -1,5 +1,6 @@
-// `npm run owner:create -- --email EMAIL --password PASSWORD [--tenant NAME]`: creates an owner with a
-// tenant of their own, or adds an existing owner to a new tenant. Uses DATABASE_URL like the server.
+// `npm run owner:create -- --email EMAIL --password PASSWORD [--tenant NAME] [--add-tenant]`: creates an owner
+// with a tenant of their own, or, told so with --add-tenant, adds an existing owner to a new tenant. Uses
+// DATABASE_URL, BASE_URL and PORT like the server.
 import { parseArgs } from 'node:util';
 import { ConfigError, loadConfig } from '../config';
 import { openDatabase } from '../db/open';
@@ -7,7 +8,7 @@ import { AppError } from '../lib/errors';
 import { createLogger } from '../lib/logger';
 import { createOwnerService } from '../owners/owner-service';
 
-const USAGE = 'usage: npm run owner:create -- --email EMAIL --password PASSWORD [--tenant NAME]';
+const USAGE = 'usage: npm run owner:create -- --email EMAIL --password PASSWORD [--tenant NAME] [--add-tenant]';
 
 interface Io {
   log(line: string): void;
@@ -16,9 +17,9 @@ interface Io {
 
 /** Runs the command; returns the exit code. */
 export async function ownerCreate(args: string[], env: NodeJS.ProcessEnv, io: Io = console): Promise<number> {
-  let values: { email?: string; password?: string; tenant?: string };
+  let values: { email?: string; password?: string; tenant?: string; 'add-tenant'?: boolean };
   try {
-    ({ values } = parseArgs({ args, options: { email: { type: 'string' }, password: { type: 'string' }, tenant: { type: 'string' } } }));
+    ({ values } = parseArgs({ args, options: { email: { type: 'string' }, password: { type: 'string' }, tenant: { type: 'string' }, 'add-tenant': { type: 'boolean' } } }));
   } catch (err) {
     io.error(`${(err as Error).message}\n${USAGE}`);
     return 2;
@@ -31,16 +32,17 @@ export async function ownerCreate(args: string[], env: NodeJS.ProcessEnv, io: Io
   const db = await openDatabase(config, createLogger(config.logLevel === 'info' ? 'warn' : config.logLevel));
   try {
     const owners = createOwnerService({ db });
-    const { tenant, created } = await owners.createOwner({ email: values.email, password: values.password, tenantName: values.tenant });
+    const email = values.email.trim().toLowerCase();
+    const { tenant, created } = await owners.createOwner({ email, password: values.password, tenantName: values.tenant, addTenant: values['add-tenant'] ?? false });
     io.log(
       created
-        ? `Created owner ${values.email.trim().toLowerCase()} with tenant "${tenant.name}" (${tenant.id}). Sign in at ${config.baseUrl.origin}/login`
-        : `${values.email.trim().toLowerCase()} already exists (password unchanged); added tenant "${tenant.name}" (${tenant.id}).`,
+        ? `Created owner ${email} with tenant "${tenant.name}" (${tenant.id}). Sign in at ${config.baseUrl.origin}/login`
+        : `${email} already exists (password unchanged); added tenant "${tenant.name}" (${tenant.id}). Sign in at ${config.baseUrl.origin}/login`,
     );
     return 0;
   } catch (err) {
     if (!(err instanceof AppError)) throw err;
-    io.error(err.message);
+    io.error(err.code === 'owner_exists' ? `${err.message} To give them another tenant, run again with --add-tenant (their password stays as it is).` : err.message);
     return 1;
   } finally {
     await db.$disconnect();

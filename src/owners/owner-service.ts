@@ -34,13 +34,14 @@ export function createOwnerService({ db }: { db: Db }) {
   }
 
   /**
-   * Creates the owner with a tenant of their own; for an existing owner, adds a new tenant and leaves
-   * the password as it is. Everything is checked before anything is written, and owner, tenant and
+   * Creates the owner with a tenant of their own; for an existing owner, refuses unless `addTenant`, which
+   * adds a new tenant and leaves the password as it is. Everything is checked before anything is written, and owner, tenant and
    * membership are written in one nested create (one transaction), so a failure leaves nothing behind.
    */
-  async function createOwner(input: { email: string; password: string; tenantName?: string }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
+  async function createOwner(input: { email: string; password: string; tenantName?: string; addTenant?: boolean }): Promise<{ ownerId: string; tenant: TenantRef; created: boolean }> {
     const email = checkEmail(input.email);
     const existing = await db.owner.findUnique({ where: { email }, select: { id: true } });
+    if (existing && !input.addTenant) throw new Conflict('owner_exists', `${email} is an owner already.`);
     if (existing) return { ownerId: existing.id, tenant: await newTenantFor(existing.id, input.tenantName ?? email), created: false };
     const tenantName = checkTenantName(input.tenantName ?? email.split('@')[0]);
     const problem = passwordProblem(input.password);

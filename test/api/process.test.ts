@@ -68,3 +68,52 @@ it('serves, then stops with exit code 0 on SIGTERM', async () => {
   expect(exit.code).toBe(0);
   expect(exit.output).toContain('shutting down');
 });
+
+it('stops whole on SIGTERM to `npm start`: npm passes it on, and no server is left running', async () => {
+  const probe = await occupiedPort();
+  const { port } = probe.address() as AddressInfo;
+  await new Promise((resolve) => probe.close(resolve));
+  const database = path.join(dir, `npm-${port}.db`);
+  copyFileSync(sqliteTemplate, database);
+  // In a process group of its own, so that whatever npm started can be looked for once it has exited.
+  const npm = spawn('npm', ['start'], {
+    cwd: ROOT,
+    detached: true,
+    env: { ...process.env, PORT: String(port), HOST: '127.0.0.1', DATABASE_URL: `file:${database}`, FLOWS_SECRET_KEY: 'c'.repeat(64), LOG_LEVEL: 'info' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const listening = new Promise<void>((resolve) => {
+    const collect = (chunk: Buffer) => {
+      output += chunk;
+      if (output.includes('is listening')) resolve();
+    };
+    npm.stdout.on('data', collect);
+    npm.stderr.on('data', collect);
+  });
+  const exited = new Promise<number | null>((resolve) => npm.on('exit', resolve));
+  const deadline = setTimeout(() => process.kill(-npm.pid!, 'SIGKILL'), 110_000);
+  try {
+    await Promise.race([listening, exited]);
+    expect(output).toContain('is listening');
+    npm.kill('SIGTERM');
+    await exited;
+    // The server had its SIGTERM: it shut down, and nothing of the group answers any more.
+    for (const until = Date.now() + 15_000; Date.now() < until && groupAlive(npm.pid!); ) await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(groupAlive(npm.pid!)).toBe(false);
+    expect(output).toContain('shutting down');
+    await expect(fetch(`http://127.0.0.1:${port}/healthz`)).rejects.toThrow();
+  } finally {
+    clearTimeout(deadline);
+    if (groupAlive(npm.pid!)) process.kill(-npm.pid!, 'SIGKILL');
+  }
+}, 120_000);
+
+function groupAlive(pgid: number) {
+  try {
+    process.kill(-pgid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}

@@ -11,9 +11,13 @@ beforeAll(async () => {
 afterAll(() => database.drop());
 
 async function run(...args: string[]) {
+  return runWith({}, ...args);
+}
+
+async function runWith(env: NodeJS.ProcessEnv, ...args: string[]) {
   const out: string[] = [];
   const err: string[] = [];
-  const code = await ownerCreate(args, { DATABASE_URL: database.url, FLOWS_SECRET_KEY: 'a'.repeat(64), LOG_LEVEL: 'silent' }, { log: (l) => out.push(l), error: (l) => err.push(l) });
+  const code = await ownerCreate(args, { DATABASE_URL: database.url, FLOWS_SECRET_KEY: 'a'.repeat(64), LOG_LEVEL: 'silent', ...env }, { log: (l) => out.push(l), error: (l) => err.push(l) });
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
@@ -30,13 +34,27 @@ it('creates an owner with a tenant; the password is stored hashed and signs in',
   expect(await owners.authenticate('maria@acme.example', 'wrong horse battery')).toBeNull();
 });
 
-it('adds an existing owner to a new tenant without changing the password', async () => {
-  const res = await run('--email', 'maria@acme.example', '--password', 'another password entirely', '--tenant', 'Globex');
+it('refuses an email that has an owner, adding nothing, unless told to add a tenant', async () => {
+  const tenants = await database.db.tenant.count();
+  const again = await run('--email', 'Maria@acme.example', '--password', 'another password entirely', '--tenant', 'Globex');
+  expect(again).toEqual({ code: 1, out: '', err: 'maria@acme.example is an owner already. To give them another tenant, run again with --add-tenant (their password stays as it is).' });
+  expect(await database.db.tenant.count()).toBe(tenants);
+});
+
+it('adds an existing owner to a new tenant without changing the password, with --add-tenant', async () => {
+  const res = await run('--email', 'maria@acme.example', '--password', 'another password entirely', '--tenant', 'Globex', '--add-tenant');
   expect(res.code).toBe(0);
   expect(res.out).toContain('already exists (password unchanged); added tenant "Globex"');
   const owners = createOwnerService({ db: database.db });
   const ownerId = await owners.authenticate('maria@acme.example', 'correct horse battery');
   expect((await owners.tenantsOf(ownerId!)).map((t) => t.name)).toEqual(['Acme', 'Globex']);
+});
+
+it('says where to sign in as the server would answer: BASE_URL, else PORT on localhost', async () => {
+  const byPort = await runWith({ PORT: '4567' }, '--email', 'port@example.test', '--password', 'long enough password');
+  expect(byPort.out).toMatch(/Sign in at http:\/\/localhost:4567\/login$/);
+  const byBase = await runWith({ PORT: '4567', BASE_URL: 'https://flows.example.test' }, '--email', 'port@example.test', '--password', 'long enough password', '--tenant', 'Second', '--add-tenant');
+  expect(byBase.out).toMatch(/Sign in at https:\/\/flows.example.test\/login$/);
 });
 
 it.each([
@@ -53,7 +71,7 @@ it.each([
 it.each([[''], ['   '], ['x'.repeat(121)]])('writes nothing when the tenant name %j is refused', async (tenant) => {
   const [owners, tenants] = await Promise.all([database.db.owner.count(), database.db.tenant.count()]);
   for (const email of ['orphan@example.test', 'maria@acme.example']) {
-    const res = await run('--email', email, '--password', 'long enough password', '--tenant', tenant);
+    const res = await run('--email', email, '--password', 'long enough password', '--tenant', tenant, '--add-tenant');
     expect(res.code).toBe(1);
     expect(res.err).toContain('tenant name must have 1 to 120 characters');
   }
