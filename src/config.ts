@@ -18,6 +18,8 @@ export interface Config {
   databaseUrl: string;
   databaseProvider: DatabaseProvider;
   logLevel: string;
+  /** `pretty`: lines for a person; `json`: JSON lines. */
+  logFormat: 'pretty' | 'json';
   /** 32 bytes: encryption of stored secrets and signing of session cookies (separate keys derive from it). */
   secretKey: Buffer;
   /** Keys stored secrets may still be sealed with, after FLOWS_SECRET_KEY changed (until `npm run secrets:reseal`). */
@@ -321,6 +323,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     databaseUrl,
     databaseProvider,
     logLevel,
+    // A person reads a terminal; anything else (a file, a collector) gets JSON.
+    logFormat: oneOf(env, 'LOG_FORMAT', ['pretty', 'json'] as const, process.stdout.isTTY ? 'pretty' : 'json'),
     secretKey,
     previousSecretKeys: (env.FLOWS_SECRET_KEY_PREVIOUS ?? '')
       .split(',')

@@ -31,10 +31,11 @@ async function ensureOwner(config: Config, owners: OwnerService, logger: Logger)
   const outcome = await owners.bootstrap(config.bootstrapOwner);
   if (outcome === 'created') logger.info('created the owner named by FLOWS_BOOTSTRAP_OWNER_EMAIL');
   if (outcome !== 'missing') return;
-  logger.warn(
-    'no owner exists yet; create one with: npm run owner:create -- --email you@example.com --password <at least 10 characters> [--tenant NAME]' +
-      (config.signupOpen ? ` (or sign up at ${config.baseUrl.origin}/signup)` : ''),
-  );
+  const create = "npm run owner:create -- --email you@example.com --password '<at least 10 characters>'";
+  const signUp = config.signupOpen ? ` (or sign up at ${config.baseUrl.origin}/signup)` : '';
+  logger.warn(`no owner exists yet; create one with: ${create}${signUp}`);
+  // Apart from the log lines, where a person starting Flows for the first time sees it.
+  process.stderr.write(`\n  No owner exists yet. Create the first one, then sign in at ${config.baseUrl.origin}/login${signUp}:\n\n    ${create}\n\n`);
 }
 
 /** Says at start how the local target will run agents, and when it cannot or should not. */
@@ -70,7 +71,7 @@ function listen(app: Express, port: number, host: string): Promise<Server> {
 
 async function main() {
   const config = configOrExit();
-  const logger = createLogger(config.logLevel);
+  const logger = createLogger(config.logLevel, undefined, { pretty: config.logFormat === 'pretty' });
   // pg-boss 10 completes a batch of work without awaiting it: when the database is lost at that moment,
   // the rejection is nobody's. Such a loss is logged (the work is taken again once its expiry passes); any
   // other unhandled rejection still ends the process, as Node would.
@@ -85,7 +86,7 @@ async function main() {
   await startBackground({ config, db, logger }, built);
   const sweepLeftovers = () =>
     runner.sweepLeftovers().then(
-      (removed) => removed && logger.info({ removed }, 'removed what finished runs left behind (containers)'),
+      (removed) => removed && logger.info({ removed }, 'removed what finished runs left behind (containers, agents\' kept state)'),
       (err) => logger.warn({ err }, 'removing what finished runs left behind failed'),
     );
   await sweepLeftovers();

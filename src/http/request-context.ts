@@ -21,7 +21,9 @@ export function requestContext(logger: Logger): RequestHandler {
     const started = process.hrtime.bigint();
     res.on('finish', () => {
       const durationMs = Number(process.hrtime.bigint() - started) / 1e6;
-      req.log.info({ method: req.method, path: req.path, status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
+      // The whole path (routers see theirs from where they are mounted), never the query, which may carry a secret.
+      const path = req.originalUrl.split('?')[0];
+      req.log.info({ method: req.method, path, status: res.statusCode, durationMs: Math.round(durationMs * 10) / 10 }, 'request');
     });
     next();
   };

@@ -1,4 +1,5 @@
 import pino from 'pino';
+import pretty from 'pino-pretty';
 
 export type Logger = pino.Logger;
 
@@ -22,6 +23,12 @@ function serializeError(err: unknown) {
   return serialized;
 }
 
-export function createLogger(level: string, destination?: pino.DestinationStream): Logger {
-  return pino({ level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined, serializers: { err: serializeError } }, destination);
+/**
+ * A logger at `level`: JSON lines to `destination` (stdout by default), or, with `pretty`, lines a person reads
+ * in a terminal (time, level in colour, message, then the fields), written synchronously like the JSON.
+ */
+export function createLogger(level: string, destination?: pino.DestinationStream, { pretty: readable = false } = {}): Logger {
+  const options = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined, serializers: { err: serializeError } };
+  if (!readable) return pino(options, destination);
+  return pino(options, pretty({ destination: destination ?? 1, sync: true, colorize: destination === undefined && process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l' }));
 }

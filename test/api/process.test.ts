@@ -67,6 +67,8 @@ it('serves, then stops with exit code 0 on SIGTERM', async () => {
   expect(await ready).toBe(200);
   expect(exit.code).toBe(0);
   expect(exit.output).toContain('shutting down');
+  // On a database with no owner, the first-start hint stands apart from the JSON lines.
+  expect(exit.output).toContain(`\n  No owner exists yet. Create the first one, then sign in at http://localhost:${port}/login:\n\n    npm run owner:create -- --email you@example.com --password '<at least 10 characters>'\n`);
 });
 
 it('stops whole on SIGTERM to `npm start`: npm passes it on, and no server is left running', async () => {

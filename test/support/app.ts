@@ -16,6 +16,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     databaseUrl: 'unused',
     databaseProvider: provider,
     logLevel: 'silent',
+    logFormat: 'json',
     secretKey: randomBytes(32),
     previousSecretKeys: [],
     migrateOnStart: false,
