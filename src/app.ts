@@ -24,6 +24,7 @@ import { errorHandler } from './http/error-handler';
 import { healthRouter } from './http/health';
 import { createRateLimits, rateLimit, type Policy, type PolicyName } from './http/rate-limit';
 import { requestContext } from './http/request-context';
+import { metricsRouter } from './metrics/metrics-router';
 import { createAuthorizer } from './http/security';
 import { NotFound } from './lib/errors';
 import { sha256 } from './lib/hash';
@@ -81,6 +82,8 @@ export interface App {
   scheduler: Domains['scheduler'];
   events: Domains['events'];
   webhooks: Domains['webhooks'];
+  /** This instance's metrics, for the metrics port. */
+  metrics: Domains['metrics'];
 }
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -150,6 +153,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   );
   app.use(cookieParser(cookieSecret));
   app.use(healthRouter(db));
+  app.use(metricsRouter(domains.metrics, config.metrics.token));
   app.use(docsRouter(contract));
   app.use('/mcp', noStore, rateLimit(limits, 'apiIp', byAddress), rateLimit(limits, 'api', apiCredential));
   app.use(mcp);
@@ -181,5 +185,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks };
+  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics };
 }

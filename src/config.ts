@@ -52,6 +52,11 @@ export interface Config {
    * 0 keeps them all.
    */
   retention: { days: number; maxRunsPerJob: number };
+  /**
+   * Where /metrics is served: on the main port to a bearer of FLOWS_METRICS_TOKEN, and on a port of its own
+   * (FLOWS_METRICS_PORT, on HOST) to anyone who reaches it; neither set, nowhere.
+   */
+  metrics: { token: string | null; port: number | null };
   /** Lines of agent output a run's trace keeps per attempt (FLOWS_TRACE_MAX_LINES); the rest are dropped, and the trace says so. */
   traceMaxLines: number;
   /**
@@ -280,6 +285,15 @@ function embeddedKey(dataDir: string): Buffer {
   return parseKey(file, readFileSync(file, 'utf8').trim());
 }
 
+/** FLOWS_METRICS_TOKEN (a bearer a scraper sends, 32 characters or more) and FLOWS_METRICS_PORT. */
+function metricsSettings(env: NodeJS.ProcessEnv, port: number): Config['metrics'] {
+  const token = env.FLOWS_METRICS_TOKEN?.trim() || null;
+  if (token !== null && token.length < 32) throw new ConfigError('FLOWS_METRICS_TOKEN', 'must have at least 32 characters (for example: openssl rand -hex 32)');
+  const metricsPort = env.FLOWS_METRICS_PORT ? integer(env, 'FLOWS_METRICS_PORT', 0, 1, 65535) : null;
+  if (metricsPort !== null && metricsPort === port) throw new ConfigError('FLOWS_METRICS_PORT', 'must differ from PORT (set FLOWS_METRICS_TOKEN to serve /metrics on the main port)');
+  return { token, port: metricsPort };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
@@ -364,6 +378,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
     mcpAllowedOrigins: origins(env, 'FLOWS_MCP_ALLOWED_ORIGINS'),
     modelPrices: modelPrices(env),
     tenantMonthlyBudgetUsd: dollarsOf(env, 'FLOWS_TENANT_MONTHLY_BUDGET_USD'),
+    metrics: metricsSettings(env, port),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
   };
 }

@@ -29,6 +29,8 @@ import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
 import { createPacing } from './lib/pacing';
+import { createMetrics } from './metrics/metrics';
+import { deploymentFigures } from './metrics/metrics-figures';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
 import { createRunner } from './runs/runner';
@@ -79,6 +81,7 @@ export function createDomains({
   // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
   const outbound = createOutbound({ allowPrivateNetwork: config.allowPrivateNetwork });
   const docker = config.docker && { ...config.docker, client: dockerClient(config.docker.host) };
+  const metrics = createMetrics({ figures: deploymentFigures(db) });
   const events = createEventsService({
     box,
     queue,
@@ -86,9 +89,13 @@ export function createDomains({
     logger,
     outbound,
     now,
+    attempted: metrics.eventAttempt,
     ...eventsSweeps(db),
   });
-  const notifyRun = (tenantId: string, event: string, runId: string) => events.emitRun(tenantId, `run.${event}` as EventType, runId);
+  const notifyRun = (tenantId: string, event: string, runId: string) => {
+    metrics.runEvent(event);
+    events.emitRun(tenantId, `run.${event}` as EventType, runId);
+  };
   const connections = createConnectionsService({ box, outbound });
   const targets = createTargetsService({ localAgent: config.localAgent, docker, connections });
   const executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>> = {
@@ -136,6 +143,7 @@ export function createDomains({
     logger,
     instanceId,
     notify: notifyRun,
+    executed: metrics.executed,
     sweeps,
     traceMaxLines: config.traceMaxLines,
     modelPrices: config.modelPrices,
@@ -177,7 +185,7 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, queue, sweeps, retention, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, intake: intakeRouter(webhooks) };
+  return { handlers, queue, sweeps, retention, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, metrics, intake: intakeRouter(webhooks, metrics) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

@@ -10,6 +10,7 @@ import { createHttpServer } from './http/server';
 import { openCgroups } from './integrations/run-limits';
 import { INSTALL_HINT, sandboxProblem } from './integrations/sandbox';
 import { createLogger, type Logger } from './lib/logger';
+import { metricsApp } from './metrics/metrics-router';
 import type { OwnerService } from './owners/owner-service';
 
 const SHUTDOWN_GRACE_MS = 10_000;
@@ -58,12 +59,12 @@ async function reportLocalAgent(agent: LocalAgent | null, logger: Logger) {
 }
 
 /** Listens, or fails with a message naming the port when it cannot (in use, not permitted). */
-function listen(app: Express, port: number, host: string): Promise<Server> {
+function listen(app: Express, port: number, host: string, variable = 'PORT'): Promise<Server> {
   return new Promise((resolve, reject) => {
     const server = createHttpServer(app);
     server.once('error', (err: NodeJS.ErrnoException) => {
       const why = err.code === 'EADDRINUSE' ? 'is already in use' : err.code === 'EACCES' ? 'needs privileges this process lacks' : `cannot be used (${err.code ?? err.message})`;
-      reject(new Error(`port ${port} on ${host} ${why}; stop the other process or set PORT to a free port`));
+      reject(new Error(`port ${port} on ${host} ${why}; stop the other process or set ${variable} to a free port`));
     });
     server.listen(port, host, () => resolve(server));
   });
@@ -103,6 +104,8 @@ async function main() {
 
   const server = await listen(app, config.port, config.host);
   logger.info({ url: config.baseUrl.href, database: config.databaseProvider, instance: sweeps.instanceId }, `Flows is listening on ${config.baseUrl.href}`);
+  const metricsServer = config.metrics.port === null ? null : await listen(metricsApp(built.metrics, logger), config.metrics.port, config.host, 'FLOWS_METRICS_PORT');
+  if (metricsServer) logger.info({ port: config.metrics.port, host: config.host }, `metrics are served on port ${config.metrics.port} at /metrics`);
 
   let stopping = false;
   const shutdown = (signal: string) => {
@@ -110,6 +113,7 @@ async function main() {
     stopping = true;
     logger.info({ signal }, 'shutting down');
     setTimeout(() => process.exit(1), SHUTDOWN_GRACE_MS).unref();
+    metricsServer?.close();
     server.close(async () => {
       await stopBackground(built);
       await db.$disconnect();

@@ -39,6 +39,8 @@ export interface EventsDeps {
   /** Every attempt goes through it: endpoints on private addresses are refused unless the operator allows them. */
   outbound: Outbound;
   now?: () => Date;
+  /** Told how each attempt went (metrics). */
+  attempted?(outcome: 'delivered' | 'failed'): void;
 }
 
 const subscriptionNotFound = () => new NotFound('No such event subscription.');
@@ -71,7 +73,7 @@ function deliveryView(row: DeliveryRow): DeliveryView {
   };
 }
 
-export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, outbound, now = () => new Date() }: EventsDeps) {
+export function createEventsService({ box, queue, tenantDb, dueDeliveries, logger, outbound, now = () => new Date(), attempted = () => {} }: EventsDeps) {
   const kept = keptFor<SubscriptionRow[]>(SUBSCRIPTIONS_KEPT_MS);
 
   function checkUrl(url: string | undefined) {
@@ -125,7 +127,9 @@ export function createEventsService({ box, queue, tenantDb, dueDeliveries, logge
     }
     const attempts = delivery.attempts + 1;
     logger.info({ deliveryId, subscriptionId: subscription.id, webhookId: delivery.webhookId, attempt: attempts, status }, 'event delivery attempt');
-    if (status !== null && status >= 200 && status < 300) {
+    const delivered = status !== null && status >= 200 && status < 300;
+    attempted(delivered ? 'delivered' : 'failed');
+    if (delivered) {
       await repo.updateDelivery(delivery.id, { state: 'succeeded', attempts, lastStatusCode: status, lastError: null, nextAttemptAt: null });
       return;
     }

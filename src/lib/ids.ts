@@ -28,3 +28,16 @@ export function newId(prefix: string, now = Date.now()): string {
   if (now >= lastTime) [lastTime, lastRandom] = [now, random];
   return `${prefix}_${time}${random.map((digit) => ALPHABET[digit]).join('')}`;
 }
+
+/** When an id of `newId` was made (epoch ms), from its ten characters of time; null for anything else. */
+export function idTime(id: string): number | null {
+  const time = id.slice(id.lastIndexOf('_') + 1, id.lastIndexOf('_') + 11);
+  if (time.length !== 10) return null;
+  let ms = 0;
+  for (const char of time) {
+    const digit = ALPHABET.indexOf(char);
+    if (digit < 0) return null;
+    ms = ms * 32 + digit;
+  }
+  return ms;
+}

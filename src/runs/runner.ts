@@ -5,7 +5,8 @@
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import { agentOf, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
-import type { RunUsage } from '../agents/agent-events-fns';
+import type { RunUsage, StreamKind } from '../agents/agent-events-fns';
+import type { Executed } from '../metrics/metrics';
 import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
@@ -42,6 +43,8 @@ export interface RunnerDeps {
   modelPrices?: ModelPrices;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
+  /** How each execution went (metrics). */
+  executed?(run: Executed): void;
 }
 
 /** What deciding on another attempt needs: the job, the attempt that ended, the job's retry policy. */
@@ -140,7 +143,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {} }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {}, executed = () => {} }: RunnerDeps) {
   const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -218,6 +221,10 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     const runId = run.id;
     const tries: Tries = { jobId: job.id, attempt: run.attempt, retry: (job.flowControl as FlowControl | null)?.retry };
     let state: RunState = 'starting';
+    let runningAt: Date | null = null;
+    let agentKind: StreamKind | null = null;
+    let spent: () => RunUsage | null = () => null;
+    let ended = 'failed';
     executing++;
     try {
       const target = await targets.resolve(db, job.executionTargetId);
@@ -240,6 +247,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
       const session = read && (await sessionOf(db, jobs, job, runId, executor.sessionStates));
       const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
+      if (stream) [agentKind, spent] = [read.kind, () => stream.usage()];
       // A budget crossed stops the execution, at once or as soon as it exists.
       let execution: Execution | undefined;
       let overBudget = false;
@@ -272,9 +280,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       // Stopped while starting (or the server is going down): the execution ends at once.
       if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref, sessionKey: session?.sessionKey }))) {
         state = 'running';
+        runningAt = new Date();
         notify(tenantId, 'started', runId);
       } else started.stop();
       const outcome = events.outcome(await started.done);
+      ended = outcome.state;
       events.end();
       await trace.flush();
       await finishSurely(db, runId, outcome, state, tries, { sessionId: stream?.sessionId() ?? undefined });
@@ -283,6 +293,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       executions.get(runId)?.stop();
       await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).', cause: 'infrastructure' }, state, tries).catch(() => {});
     } finally {
+      executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: agentKind, usage: spent() });
       executions.delete(runId);
       executing--;
       if (!shuttingDown) dispatch(tenantId, job.id);

@@ -3,23 +3,28 @@
 // (never a header's value), and answered by the app's error handler.
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { BODY_LIMIT } from '../http/body';
+import type { Metrics } from '../metrics/metrics';
 import type { WebhooksService } from './webhooks-service';
 import { DeliveryRefused } from './webhooks-refusals';
 
 /** body-parser's refusal of a body over the limit, with the size declared (`length`) or read so far (`received`). */
 const tooLarge = (err: unknown): err is Error & { length?: number; received?: number } => (err as { type?: string } | null)?.type === 'entity.too.large';
 
-export function intakeRouter(webhooks: WebhooksService): Router {
+export function intakeRouter(webhooks: WebhooksService, metrics: Pick<Metrics, 'deliveryAccepted' | 'deliveryRefused'>): Router {
   const router = Router();
   const refused: ErrorRequestHandler = async (err, req, _res, next) => {
     const sourceId = req.params.sourceId as string;
     const answer = tooLarge(err) ? await webhooks.refuseUnread(sourceId, req.headers, err.length ?? err.received ?? 0, err) : err;
-    if (answer instanceof DeliveryRefused) req.log.warn({ sourceId, reason: answer.reason, status: answer.status }, 'webhook delivery refused');
+    if (answer instanceof DeliveryRefused) {
+      req.log.warn({ sourceId, reason: answer.reason, status: answer.status }, 'webhook delivery refused');
+      metrics.deliveryRefused(answer.reason);
+    }
     next(answer);
   };
   router.post('/hooks/:sourceId', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
     res.status(202).json(await webhooks.intake(req.params.sourceId, req.headers, raw));
+    metrics.deliveryAccepted();
   });
   router.use('/hooks/:sourceId', refused);
   return router;

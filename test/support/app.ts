@@ -36,6 +36,7 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mcpAllowedOrigins: [],
     modelPrices: {},
     tenantMonthlyBudgetUsd: null,
+    metrics: { token: null, port: null },
     ...overrides,
   };
 }

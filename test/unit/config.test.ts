@@ -32,6 +32,11 @@ describe('loadConfig', () => {
     expect(config).toMatchObject({ signupOpen: true, bootstrapOwner: { email: 'a@example.test', password: 'long enough password' } });
   });
 
+  it('serves metrics nowhere unless a token or a port of their own is set', () => {
+    expect(loadConfig(sqlite).metrics).toEqual({ token: null, port: null });
+    expect(loadConfig({ ...sqlite, FLOWS_METRICS_TOKEN: 't'.repeat(32), FLOWS_METRICS_PORT: '9464' }).metrics).toEqual({ token: 't'.repeat(32), port: 9464 });
+  });
+
   it('reads the API rate limits per minute, 0 turning one off', () => {
     expect(loadConfig({ ...sqlite }).rateLimits).toEqual({ api: 600, apiAddress: 1200 });
     expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
@@ -111,6 +116,10 @@ describe('loadConfig', () => {
     ['BASE_URL', { BASE_URL: 'https://flows.example/api' }],
     ['DATABASE_URL', { DATABASE_URL: 'mysql://db/flows' }],
     ['LOG_LEVEL', { LOG_LEVEL: 'loud' }],
+    ['LOG_FORMAT', { LOG_FORMAT: 'xml' }],
+    ['FLOWS_METRICS_TOKEN', { FLOWS_METRICS_TOKEN: 'too-short' }],
+    ['FLOWS_METRICS_PORT', { FLOWS_METRICS_PORT: '0' }],
+    ['FLOWS_METRICS_PORT', { FLOWS_METRICS_PORT: '3000' }],
     ['FLOWS_SECRET_KEY', { FLOWS_SECRET_KEY: 'short' }],
     ['FLOWS_SECRET_KEY', { DATABASE_URL: 'postgres://db/flows' }],
     ['FLOWS_MIGRATE_ON_START', { FLOWS_MIGRATE_ON_START: 'maybe' }],
