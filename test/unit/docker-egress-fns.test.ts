@@ -52,7 +52,7 @@ describe('runEnv with a proxy', () => {
   it('puts the proxy over the job’s variables of the same names, and the run variables over both', () => {
     const env = runEnv(
       { runId: 'run_1', jobSlug: 'job', model: null, effort: null, env: { HTTP_PROXY: 'http://elsewhere:1', no_proxy: '*', FLOWS_RUN_ID: 'forged', TOKEN: 't' } },
-      egressEnv('http://172.21.0.1:40000'),
+      { proxy: egressEnv('http://172.21.0.1:40000') },
     );
     expect(env.filter((entry) => /^(https?_proxy|no_proxy|FLOWS_RUN_ID|TOKEN)=/i.test(entry)).sort()).toEqual([
       'FLOWS_RUN_ID=run_1',
