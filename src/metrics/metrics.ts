@@ -6,7 +6,7 @@
 //   evaluation lag, pending event deliveries, the database itself), the same on every instance (take max).
 // Labels are bounded sets (states, reasons, agent kinds): never a tenant, a job or a run.
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RunUsage, StreamKind } from '../agents/agent-events-fns';
+import type { Executed } from '../runs/runner';
 import { idTime } from '../lib/ids';
 
 /** What the database says of the whole deployment now; read once per scrape. */
@@ -21,18 +21,6 @@ export interface DeploymentFigures {
   pendingEventDeliveries: number;
   /** Seconds a trivial statement took. */
   databaseSeconds: number;
-}
-
-/** How one execution of a run ended, as the runner saw it. */
-export interface Executed {
-  runId: string;
-  attempt: number;
-  /** When the agent was running; null when it never was (a setup failure, a stop while starting). */
-  runningAt: Date | null;
-  endedAt: Date;
-  outcome: string;
-  agent: StreamKind | null;
-  usage: RunUsage | null;
 }
 
 export interface Metrics {

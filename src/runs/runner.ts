@@ -6,7 +6,6 @@ import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import { agentOf, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
 import type { RunUsage, StreamKind } from '../agents/agent-events-fns';
-import type { Executed } from '../metrics/metrics';
 import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
 import { secretNamesOf, type JobEnv } from '../jobs/jobs-fns';
@@ -45,6 +44,18 @@ export interface RunnerDeps {
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
   /** How each execution went (metrics). */
   executed?(run: Executed): void;
+}
+
+/** How one execution of a run ended, as the runner saw it (metrics). */
+export interface Executed {
+  runId: string;
+  attempt: number;
+  /** When the agent was running; null when it never was (a setup failure, a stop while starting). */
+  runningAt: Date | null;
+  endedAt: Date;
+  outcome: string;
+  agent: StreamKind | null;
+  usage: RunUsage | null;
 }
 
 /** What deciding on another attempt needs: the job, the attempt that ended, the job's retry policy. */

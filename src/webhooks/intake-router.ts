@@ -3,14 +3,19 @@
 // (never a header's value), and answered by the app's error handler.
 import express, { Router, type ErrorRequestHandler } from 'express';
 import { BODY_LIMIT } from '../http/body';
-import type { Metrics } from '../metrics/metrics';
 import type { WebhooksService } from './webhooks-service';
 import { DeliveryRefused } from './webhooks-refusals';
 
 /** body-parser's refusal of a body over the limit, with the size declared (`length`) or read so far (`received`). */
 const tooLarge = (err: unknown): err is Error & { length?: number; received?: number } => (err as { type?: string } | null)?.type === 'entity.too.large';
 
-export function intakeRouter(webhooks: WebhooksService, metrics: Pick<Metrics, 'deliveryAccepted' | 'deliveryRefused'>): Router {
+/** Counts what intake took and refused (metrics). */
+export interface IntakeCounts {
+  deliveryAccepted(): void;
+  deliveryRefused(reason: string): void;
+}
+
+export function intakeRouter(webhooks: WebhooksService, metrics: IntakeCounts): Router {
   const router = Router();
   const refused: ErrorRequestHandler = async (err, req, _res, next) => {
     const sourceId = req.params.sourceId as string;

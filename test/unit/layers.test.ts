@@ -31,6 +31,7 @@ const RANKS: Record<string, number> = {
   usage: 11,
   // The surfaces over them, and the one place that wires them together.
   mcp: 12,
+  metrics: 12,
   cli: 12,
   'domains.ts': 13,
   'app.ts': 14,
