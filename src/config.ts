@@ -294,7 +294,27 @@ function metricsSettings(env: NodeJS.ProcessEnv, port: number): Config['metrics'
   return { token, port: metricsPort };
 }
 
-export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+/** Settings that may come from a file instead (`NAME_FILE`: a container's secret, never in the environment). */
+const FROM_FILES = ['DATABASE_URL', 'FLOWS_SECRET_KEY', 'FLOWS_SECRET_KEY_PREVIOUS', 'FLOWS_METRICS_TOKEN', 'FLOWS_BOOTSTRAP_OWNER_PASSWORD'];
+
+/** `env` with each `NAME_FILE` of FROM_FILES read into `NAME` (its content, trimmed). */
+function withFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const read: NodeJS.ProcessEnv = {};
+  for (const name of FROM_FILES) {
+    const file = env[`${name}_FILE`];
+    if (!file) continue;
+    if (env[name]) throw new ConfigError(`${name}_FILE`, `is set beside ${name}: set one of them`);
+    try {
+      read[name] = readFileSync(file, 'utf8').trim();
+    } catch (err) {
+      throw new ConfigError(`${name}_FILE`, `cannot be read (${(err as NodeJS.ErrnoException).code ?? (err as Error).message}): ${file}`);
+    }
+  }
+  return { ...env, ...read };
+}
+
+export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
+  const env = withFiles(given);
   const port = integer(env, 'PORT', 3000, 0, 65535);
   const host = env.HOST || '0.0.0.0';
 

@@ -67,7 +67,7 @@ export async function ensureAgentTestImage(): Promise<string> {
   const files = async (dir: string) => (await readdir(dir)).sort().map((name) => path.join(dir, name));
   const sources = [node, ...(await files(FAKE_CLIS)), ...(await files(AGENT_FIXTURES))];
   const hash = createHash('sha256');
-  for (const file of sources) hash.update(file).update(await readFile(file));
+  for (const file of sources) hash.update(path.basename(file)).update(await readFile(file));
   const image = `flows-test/agents:${hash.digest('hex').slice(0, 12)}`;
   const inImage = '/opt/flows-test/support/fake-agent-clis';
   return ensureImage(

@@ -1,4 +1,4 @@
-import { mkdtempSync, statSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { ConfigError, DEFAULT_AGENT_STATE_DIR, loadConfig } from '../../src/config';
@@ -30,6 +30,18 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...sqlite })).toMatchObject({ signupOpen: false, bootstrapOwner: null });
     const config = loadConfig({ ...sqlite, FLOWS_SIGNUP: 'open', FLOWS_BOOTSTRAP_OWNER_EMAIL: 'a@example.test', FLOWS_BOOTSTRAP_OWNER_PASSWORD: 'long enough password' });
     expect(config).toMatchObject({ signupOpen: true, bootstrapOwner: { email: 'a@example.test', password: 'long enough password' } });
+  });
+
+  it('reads a secret setting from the file its _FILE names (a container secret), never from both', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'flows-config-files-'));
+    writeFileSync(path.join(dir, 'key'), `${'ab'.repeat(32)}\n`);
+    writeFileSync(path.join(dir, 'url'), 'postgresql://flows:p%40ss@db:5432/flows\n');
+    const config = loadConfig({ FLOWS_SECRET_KEY_FILE: path.join(dir, 'key'), DATABASE_URL_FILE: path.join(dir, 'url') });
+    expect(config.secretKey).toEqual(Buffer.from('ab'.repeat(32), 'hex'));
+    expect(config.databaseUrl).toBe('postgresql://flows:p%40ss@db:5432/flows');
+    expect(() => loadConfig({ ...sqlite, FLOWS_SECRET_KEY: 'cd'.repeat(32), FLOWS_SECRET_KEY_FILE: path.join(dir, 'key') })).toThrow(/^FLOWS_SECRET_KEY_FILE: is set beside FLOWS_SECRET_KEY/);
+    expect(() => loadConfig({ ...sqlite, FLOWS_METRICS_TOKEN_FILE: path.join(dir, 'missing') })).toThrow(/^FLOWS_METRICS_TOKEN_FILE: cannot be read \(ENOENT\)/);
+    rmSync(dir, { recursive: true, force: true });
   });
 
   it('serves metrics nowhere unless a token or a port of their own is set', () => {
