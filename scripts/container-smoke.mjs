@@ -1,18 +1,18 @@
-// Drives a running Flows from outside, as a first user would: signs in as an owner, creates a job on the
-// local target, invokes it and waits for its run, then reads the run back through a second address when
+// Drives a running Flows from outside, as a first user would: signs in as an owner, creates a job (on the
+// local target unless `--no-target`), invokes it and waits for its run, then reads the run back through a second address when
 // given (another instance). CI runs it against the container image and the compose file.
-//   node scripts/container-smoke.mjs --url URL [--via URL] [--read-url URL] --email EMAIL --password PASSWORD [--expect STATE] [--run ID]
+//   node scripts/container-smoke.mjs --url URL [--via URL] [--read-url URL] --email EMAIL --password PASSWORD [--expect STATE] [--run ID] [--no-target]
 // `--url` is the server's BASE_URL (its same-origin checks compare against it); `--via` another address of
 // it; `--run` reads a run made before instead of making one (data kept over a restart). The run's id is
 // the last line printed.
 import { parseArgs } from 'node:util';
 
 const { values } = parseArgs({
-  options: { url: { type: 'string' }, 'read-url': { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, expect: { type: 'string', default: 'succeeded' }, via: { type: 'string' }, run: { type: 'string' } },
+  options: { url: { type: 'string' }, 'read-url': { type: 'string' }, email: { type: 'string' }, password: { type: 'string' }, expect: { type: 'string', default: 'succeeded' }, via: { type: 'string' }, run: { type: 'string' }, 'no-target': { type: 'boolean' } },
 });
 const { url, email, password } = values;
 if (!url || !email || !password) {
-  console.error('usage: node scripts/container-smoke.mjs --url URL [--via URL] [--read-url URL] --email EMAIL --password PASSWORD [--expect STATE] [--run ID]');
+  console.error('usage: node scripts/container-smoke.mjs --url URL [--via URL] [--read-url URL] --email EMAIL --password PASSWORD [--expect STATE] [--run ID] [--no-target]');
   process.exit(2);
 }
 const origin = new URL(url).origin;
@@ -45,7 +45,7 @@ async function api(base, method, path, body) {
 
 let runId = values.run;
 if (!runId) {
-  const job = await api(via, 'POST', '/jobs', { name: `Smoke ${Date.now()}`, promptTemplate: 'Say {{ data.word }}', executionTargetId: 'local', triggers: [{ type: 'invocation' }] });
+  const job = await api(via, 'POST', '/jobs', { name: `Smoke ${Date.now()}`, promptTemplate: 'Say {{ data.word }}', ...(!values['no-target'] && { executionTargetId: 'local' }), triggers: [{ type: 'invocation' }] });
   ({ runId } = await api(via, 'POST', `/jobs/${job.id}/invocations`, { data: { word: 'hello' } }));
 }
 let run;
