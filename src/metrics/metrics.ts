@@ -40,9 +40,18 @@ const START_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];
 /** How long one reading of the database serves the gauges a scrape reads together. */
 const FIGURES_KEPT_MS = 1_000;
 
+let processRegistry: Registry | undefined;
+/** The process's own figures (CPU, memory, event loop, GC): one set of collectors a process, however many apps it holds. */
+function processMetrics(): Registry {
+  if (!processRegistry) {
+    processRegistry = new Registry();
+    collectDefaultMetrics({ register: processRegistry, prefix: 'flows_' });
+  }
+  return processRegistry;
+}
+
 export function createMetrics({ figures }: { figures: () => Promise<DeploymentFigures> }): Metrics {
-  const registry = new Registry();
-  collectDefaultMetrics({ register: registry, prefix: 'flows_' });
+  const own = new Registry();
 
   let reading: { at: number; figures: Promise<DeploymentFigures> } | null = null;
   const current = () => {
@@ -58,7 +67,7 @@ export function createMetrics({ figures }: { figures: () => Promise<DeploymentFi
       name,
       help,
       labelNames,
-      registers: [registry],
+      registers: [own],
       async collect() {
         set(this, await current());
       },
@@ -67,7 +76,7 @@ export function createMetrics({ figures }: { figures: () => Promise<DeploymentFi
   new Gauge({
     name: 'flows_database_up',
     help: 'Whether the database answered the last scrape (1) or not (0).',
-    registers: [registry],
+    registers: [own],
     async collect() {
       this.set(await current().then(() => 1, () => 0));
     },
@@ -82,22 +91,22 @@ export function createMetrics({ figures }: { figures: () => Promise<DeploymentFi
   deployment('flows_webhook_evaluation_lag_seconds', 'How long the oldest delivery not yet evaluated against its triggers has waited.', (gauge, f) => gauge.set(f.evaluationLagSeconds));
   deployment('flows_event_deliveries_pending', 'Outbound event deliveries of the deployment not yet delivered or given up.', (gauge, f) => gauge.set(f.pendingEventDeliveries));
 
-  const accepted = new Counter({ name: 'flows_webhook_deliveries_accepted_total', help: 'Webhook deliveries this instance took.', registers: [registry] });
-  const refused = new Counter({ name: 'flows_webhook_deliveries_refused_total', help: 'Webhook deliveries this instance refused, by reason.', labelNames: ['reason'], registers: [registry] });
-  const queued = new Counter({ name: 'flows_runs_queued_total', help: 'Runs this instance created.', registers: [registry] });
-  const started = new Counter({ name: 'flows_runs_started_total', help: 'Runs this instance started.', registers: [registry] });
-  const finished = new Counter({ name: 'flows_runs_finished_total', help: 'Runs this instance ended, by their final state.', labelNames: ['state'], registers: [registry] });
-  const duration = new Histogram({ name: 'flows_run_duration_seconds', help: 'How long the agent of a run ran on this instance, by how it ended.', labelNames: ['outcome'], buckets: DURATION_BUCKETS, registers: [registry] });
-  const timeToStart = new Histogram({ name: 'flows_run_time_to_start_seconds', help: 'From a run\'s creation to its agent running (first attempts).', buckets: START_BUCKETS, registers: [registry] });
-  const tokens = new Counter({ name: 'flows_agent_tokens_total', help: 'Tokens the agents of runs on this instance spent, by agent and kind of token.', labelNames: ['agent', 'kind'], registers: [registry] });
-  const cost = new Counter({ name: 'flows_agent_cost_usd_total', help: 'What the agents of runs on this instance cost, where known, in US dollars.', labelNames: ['agent'], registers: [registry] });
-  const unknownCost = new Counter({ name: 'flows_agent_unknown_cost_runs_total', help: 'Runs on this instance whose agent spent tokens at a cost not known.', labelNames: ['agent'], registers: [registry] });
-  const attempts = new Counter({ name: 'flows_event_delivery_attempts_total', help: 'Attempts this instance made to deliver outbound events, by outcome.', labelNames: ['outcome'], registers: [registry] });
+  const accepted = new Counter({ name: 'flows_webhook_deliveries_accepted_total', help: 'Webhook deliveries this instance took.', registers: [own] });
+  const refused = new Counter({ name: 'flows_webhook_deliveries_refused_total', help: 'Webhook deliveries this instance refused, by reason.', labelNames: ['reason'], registers: [own] });
+  const queued = new Counter({ name: 'flows_runs_queued_total', help: 'Runs this instance created.', registers: [own] });
+  const started = new Counter({ name: 'flows_runs_started_total', help: 'Runs this instance started.', registers: [own] });
+  const finished = new Counter({ name: 'flows_runs_finished_total', help: 'Runs this instance ended, by their final state.', labelNames: ['state'], registers: [own] });
+  const duration = new Histogram({ name: 'flows_run_duration_seconds', help: 'How long the agent of a run ran on this instance, by how it ended.', labelNames: ['outcome'], buckets: DURATION_BUCKETS, registers: [own] });
+  const timeToStart = new Histogram({ name: 'flows_run_time_to_start_seconds', help: 'From a run\'s creation to its agent running (first attempts).', buckets: START_BUCKETS, registers: [own] });
+  const tokens = new Counter({ name: 'flows_agent_tokens_total', help: 'Tokens the agents of runs on this instance spent, by agent and kind of token.', labelNames: ['agent', 'kind'], registers: [own] });
+  const cost = new Counter({ name: 'flows_agent_cost_usd_total', help: 'What the agents of runs on this instance cost, where known, in US dollars.', labelNames: ['agent'], registers: [own] });
+  const unknownCost = new Counter({ name: 'flows_agent_unknown_cost_runs_total', help: 'Runs on this instance whose agent spent tokens at a cost not known.', labelNames: ['agent'], registers: [own] });
+  const attempts = new Counter({ name: 'flows_event_delivery_attempts_total', help: 'Attempts this instance made to deliver outbound events, by outcome.', labelNames: ['outcome'], registers: [own] });
   for (const state of FINAL) finished.inc({ state }, 0);
   for (const outcome of ['delivered', 'failed']) attempts.inc({ outcome }, 0);
 
   return {
-    registry,
+    registry: Registry.merge([processMetrics(), own]),
     deliveryAccepted: () => accepted.inc(),
     deliveryRefused: (reason) => refused.inc({ reason }),
     runEvent(event) {
