@@ -29,7 +29,7 @@ import { createSecretBox } from './lib/secrets';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
 import { createPacing } from './lib/pacing';
-import { createMetrics } from './metrics/metrics';
+import { createMetrics, NO_METRICS } from './metrics/metrics';
 import { deploymentFigures } from './metrics/metrics-figures';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
@@ -81,7 +81,7 @@ export function createDomains({
   // Every call to a URL a tenant gave (event endpoints, provider APIs) goes through it.
   const outbound = createOutbound({ allowPrivateNetwork: config.allowPrivateNetwork });
   const docker = config.docker && { ...config.docker, client: dockerClient(config.docker.host) };
-  const metrics = createMetrics({ figures: deploymentFigures(db) });
+  const metrics = config.metrics.token !== null || config.metrics.port !== null ? createMetrics({ figures: deploymentFigures(db) }) : NO_METRICS;
   const events = createEventsService({
     box,
     queue,

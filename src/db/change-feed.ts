@@ -2,7 +2,7 @@
 // process: a tenant's jobs changed (drop what is kept of them), a run was stopped (end its execution, if it
 // is here). While that connection is down, nothing is heard: `missed` is called on every reconnection, and
 // the connection is tried again.
-import { Client } from 'pg';
+import type { Client } from 'pg';
 import type { Logger } from '../lib/logger';
 
 const CHANNEL = 'flows_jobs_changed';
@@ -29,7 +29,8 @@ export function listenForChanges(url: string, logger: Logger, { heard, stopped, 
   const retry = () => setTimeout(() => void connect().catch(() => {}), RECONNECT_MS).unref();
   const connect = async () => {
     if (closed) return;
-    const next = new Client({ connectionString: url });
+    // Loaded here, on PostgreSQL only: the embedded database never pays for it at start.
+    const next: Client = new (require('pg') as typeof import('pg')).Client({ connectionString: url });
     next.on('notification', ({ channel, payload }) => {
       if (!payload) return;
       if (channel === STOPS) stopped(payload);

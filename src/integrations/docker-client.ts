@@ -1,12 +1,14 @@
 // The client of the operator's Docker host (FLOWS_DOCKER_HOST or DOCKER_HOST): a Unix socket or plain TCP,
 // and the few calls the executor and the diagnostics make alike.
-import Dockerode from 'dockerode';
+import type Dockerode from 'dockerode';
 import { clip } from '../lib/text';
 
+/** The client, loaded only by a server with a Docker host: the others never pay for it at start. */
 export function dockerClient(host: string): Dockerode {
-  if (host.startsWith('unix://')) return new Dockerode({ socketPath: host.slice('unix://'.length) });
+  const Docker = require('dockerode') as typeof Dockerode;
+  if (host.startsWith('unix://')) return new Docker({ socketPath: host.slice('unix://'.length) });
   const url = new URL(host.replace(/^tcp:/, 'http:'));
-  return new Dockerode({ host: url.hostname, port: Number(url.port), protocol: 'http' });
+  return new Docker({ host: url.hostname, port: Number(url.port), protocol: 'http' });
 }
 
 /**

@@ -1,5 +1,5 @@
 import pino from 'pino';
-import pretty from 'pino-pretty';
+import type { PrettyStream } from 'pino-pretty';
 
 export type Logger = pino.Logger;
 
@@ -30,5 +30,7 @@ function serializeError(err: unknown) {
 export function createLogger(level: string, destination?: pino.DestinationStream, { pretty: readable = false } = {}): Logger {
   const options = { level, redact: { paths: REDACT, censor: '[redacted]' }, base: undefined, serializers: { err: serializeError } };
   if (!readable) return pino(options, destination);
+  // Loaded only for a terminal.
+  const pretty = require('pino-pretty') as (options: Record<string, unknown>) => PrettyStream;
   return pino(options, pretty({ destination: destination ?? 1, sync: true, colorize: destination === undefined && process.stdout.isTTY, translateTime: 'SYS:HH:MM:ss.l' }));
 }

@@ -4,12 +4,15 @@
 // another; the handlers are written for that. `stately` and `singleton` would keep a key to one at a time,
 // but in 10.x their unique index on active jobs makes a fetch fail, and the whole queue stall, once a
 // waiting job's key is active (pg-boss issues #535, #492).
-import { Client } from 'pg';
-import PgBoss from 'pg-boss';
+import type { Client as PgClient } from 'pg';
+import type PgBoss from 'pg-boss';
 import type { Logger } from './logger';
 import { repeater, type WorkHandler, type WorkMessage, type WorkQueue } from './work-queue';
 
 type Job = PgBoss.Job<Record<string, unknown>>;
+
+/** pg, loaded on PostgreSQL only: the embedded database never pays for it at start. */
+const pg = () => require('pg') as typeof import('pg');
 type QueueOptions = Omit<PgBoss.Queue, 'name'>;
 
 /** Retried twice a second apart; a job taken by an instance that died is failed (and retried) after a minute. */
@@ -72,7 +75,7 @@ export function createPgBossQueue({ connectionString, logger, schema = 'flows_wo
     const existing = new Set((await b.getQueues()).map((queue) => queue.name));
     const missing = queues.filter(([name]) => !existing.has(name));
     if (missing.length === 0) return;
-    const lock = new Client({ connectionString, application_name: 'flows-work' });
+    const lock: PgClient = new (pg().Client)({ connectionString, application_name: 'flows-work' });
     lock.on('error', () => {}); // a lost connection fails the query under way, and ends the lock with it
     await lock.connect();
     try {
@@ -144,7 +147,7 @@ export function createPgBossQueue({ connectionString, logger, schema = 'flows_wo
   async function begin() {
     // Done work is moved aside after an hour and deleted an hour later (a busy instance queues thousands a
     // minute); an hour is also the longest repeating period, which pg-boss requires to fit in the first.
-    const b = new PgBoss({
+    const b = new (require('pg-boss') as typeof PgBoss)({
       connectionString,
       schema,
       application_name: 'flows-work',

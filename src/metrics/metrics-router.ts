@@ -11,8 +11,9 @@ import type { Metrics } from './metrics';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
-async function send(metrics: Pick<Metrics, 'registry'>, res: Response) {
-  res.set('Cache-Control', 'no-store').type(metrics.registry.contentType).send(await metrics.registry.metrics());
+async function send({ registry }: Pick<Metrics, 'registry'>, res: Response) {
+  if (!registry) throw new NotFound('No metrics are kept here.');
+  res.set('Cache-Control', 'no-store').type(registry.contentType).send(await registry.metrics());
 }
 
 /** /metrics on the main port, for a bearer of `token`; without a token, no such route. */

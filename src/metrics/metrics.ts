@@ -5,7 +5,7 @@
 // - the deployment's gauges, read from the database at each scrape (runs by state, the queue, the
 //   evaluation lag, pending event deliveries, the database itself), the same on every instance (take max).
 // Labels are bounded sets (states, reasons, agent kinds): never a tenant, a job or a run.
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Gauge, Registry } from 'prom-client';
 import type { Executed } from '../runs/runner';
 import { idTime } from '../lib/ids';
 
@@ -24,7 +24,8 @@ export interface DeploymentFigures {
 }
 
 export interface Metrics {
-  registry: Registry;
+  /** What a scrape reads; null when metrics are served nowhere (nothing is counted then). */
+  registry: Registry | null;
   deliveryAccepted(): void;
   deliveryRefused(reason: string): void;
   /** A run event as events name them (`queued`, `started`, a final state). */
@@ -40,17 +41,24 @@ const START_BUCKETS = [0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300, 1800];
 /** How long one reading of the database serves the gauges a scrape reads together. */
 const FIGURES_KEPT_MS = 1_000;
 
+/** prom-client, loaded only where metrics are served. */
+const client = () => require('prom-client') as typeof import('prom-client');
+
 let processRegistry: Registry | undefined;
 /** The process's own figures (CPU, memory, event loop, GC): one set of collectors a process, however many apps it holds. */
 function processMetrics(): Registry {
   if (!processRegistry) {
-    processRegistry = new Registry();
-    collectDefaultMetrics({ register: processRegistry, prefix: 'flows_' });
+    processRegistry = new (client().Registry)();
+    client().collectDefaultMetrics({ register: processRegistry, prefix: 'flows_' });
   }
   return processRegistry;
 }
 
+/** Metrics for a server that serves none: nothing counted, nothing loaded. */
+export const NO_METRICS: Metrics = { registry: null, deliveryAccepted() {}, deliveryRefused() {}, runEvent() {}, executed() {}, eventAttempt() {} };
+
 export function createMetrics({ figures }: { figures: () => Promise<DeploymentFigures> }): Metrics {
+  const { Counter, Gauge, Histogram, Registry } = client();
   const own = new Registry();
 
   let reading: { at: number; figures: Promise<DeploymentFigures> } | null = null;

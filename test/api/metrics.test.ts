@@ -60,7 +60,7 @@ describe('access', () => {
   });
 
   it('is not there on the main port without a token, and open on the metrics port', async () => {
-    const closed = await startTestApp();
+    const closed = await startTestApp({ metrics: { token: null, port: 9464 } });
     try {
       expect((await request(closed.app).get('/metrics')).status).toBe(404);
       const port = metricsApp(closed.metrics, createLogger('silent'));

@@ -130,7 +130,7 @@ describe('signing out', () => {
 describe('tenants', () => {
   it('offers a switcher to an owner of several tenants, and switching moves the session', async () => {
     const { email, ownerId } = await owner('First');
-    const second = await app.owners.createOwner({ email, password: 'ignored', tenantName: 'Second' });
+    const second = await app.owners.createOwner({ email, password: 'ignored', tenantName: 'Second', addTenant: true });
     const cookie = cookieOf(await signIn(email, PASSWORD));
     const consolePage = await request(app.app).get('/console').set('cookie', cookie);
     expect(consolePage.text).toContain('Switch tenant');
