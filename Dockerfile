@@ -23,6 +23,7 @@ RUN npm ci --no-audit --no-fund
 COPY . .
 RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && touch dist/.build-stamp \
+ && node -e 'require("./dist/src/http/contract").loadContract()' \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -rf test .ci clients/*/src ~/.npm
 

@@ -36,7 +36,7 @@ import { createAccessService } from './oauth/access-service';
 import { protectedResourceMetadata } from './oauth/protected-resource';
 import { createProvider, resourcesOf } from './oauth/provider';
 import { createOwnerService, type OwnerService } from './owners/owner-service';
-import { mcpRouter } from './mcp/mcp-router';
+import type { McpDeps } from './mcp/mcp-router';
 import { jobsPages } from './jobs/jobs-pages';
 import { consoleScripts } from './pages/console-layout';
 import { consolePages } from './pages/console-pages';
@@ -106,6 +106,19 @@ function mountProvider(provider: Provider): RequestHandler {
   return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
 }
 
+/**
+ * /mcp, built at its first request: the MCP SDK costs a start about 100 ms of CPU that an instance no MCP
+ * client calls never needs.
+ */
+function mcpAtFirstUse(deps: McpDeps): RequestHandler {
+  let router: RequestHandler | undefined;
+  return (req, res, next) => {
+    if (req.path !== '/mcp' && !req.path.startsWith('/mcp/')) return next();
+    router ??= (require('./mcp/mcp-router') as typeof import('./mcp/mcp-router')).mcpRouter(deps);
+    router(req, res, next);
+  };
+}
+
 export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming, localEgress }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
   const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
@@ -127,7 +140,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
   const api = await createApi({ db, contract, authorizer, handlers });
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
-  const mcp = mcpRouter({ tenantDb, baseUrl: config.baseUrl, allowedOrigins: config.mcpAllowedOrigins, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
+  const mcp = mcpAtFirstUse({ tenantDb, baseUrl: config.baseUrl, allowedOrigins: config.mcpAllowedOrigins, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 
