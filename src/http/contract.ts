@@ -54,13 +54,14 @@ export function loadContract(file = path.join(projectRoot, 'openapi', 'openapi.y
     // not kept yet
   }
   const document = parse(yaml) as Record<string, any>;
-  const inlined = inlineRefs(document);
+  // As JSON, whether kept or not: the same values either way (a YAML date is its string).
+  const json = JSON.stringify({ document, inlined: inlineRefs(document) });
   try {
     mkdirSync(KEPT, { recursive: true });
-    writeFileSync(`${kept}.${process.pid}`, JSON.stringify({ document, inlined }));
+    writeFileSync(`${kept}.${process.pid}`, json);
     renameSync(`${kept}.${process.pid}`, kept);
   } catch {
     // A read-only install parses at every start.
   }
-  return { yaml, document, inlined };
+  return { yaml, ...(JSON.parse(json) as Pick<Contract, 'document' | 'inlined'>) };
 }
