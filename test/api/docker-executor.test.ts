@@ -497,8 +497,15 @@ describe('the egress network', () => {
   });
 
   it('fails a run at its start, saying why, when the Docker daemon is on another machine', async () => {
-    // The daemon through TCP on this machine's LAN address: to the client, a daemon elsewhere.
-    const relay = net.createServer((client) => client.pipe(net.connect('/var/run/docker.sock')).pipe(client).on('error', () => client.destroy()));
+    // The daemon through TCP on this machine's LAN address: to the client, a daemon elsewhere. Half-open
+    // both ways, as a daemon's own TCP socket is: the executor ends the agent's stdin after the prompt while
+    // its output is still to come (a relay that closed on that end would lose the output, now and then).
+    const relay = net.createServer({ allowHalfOpen: true }, (client) =>
+      client
+        .pipe(net.connect({ path: '/var/run/docker.sock', allowHalfOpen: true }))
+        .pipe(client)
+        .on('error', () => client.destroy()),
+    );
     await new Promise<void>((resolve) => relay.listen(0, lan, resolve));
     try {
       const remote = new Docker({ host: lan, port: (relay.address() as net.AddressInfo).port, protocol: 'http' });
