@@ -31,6 +31,9 @@ if ! docker image inspect "$base" >/dev/null 2>&1; then say "making $base"; depl
 image="flows-ci/flows:$(git rev-parse --short=12 HEAD)"
 say "building $image"
 docker build -q --build-arg BASE_IMAGE="$base" -t "$image" . >/dev/null
+# The image of this commit and the untagged build stages go at the end (2–3 GB a run otherwise); the base
+# images stay, named by what makes them.
+cleanup() { docker rmi -f "$image" >/dev/null 2>&1 || true; docker image prune -f >/dev/null 2>&1 || true; }
 docker image inspect -f '{{.Config.User}} {{json .Config.Healthcheck.Test}}' "$image"
 
 email=smoke@example.test password=smoke-password-$RANDOM$RANDOM
@@ -39,7 +42,7 @@ port=$(free_port)
 cid=$(docker run -d -p "127.0.0.1:$port:3000" -e BASE_URL="http://127.0.0.1:$port" \
   -e FLOWS_BOOTSTRAP_OWNER_EMAIL="$email" -e FLOWS_BOOTSTRAP_OWNER_PASSWORD="$password" -e FLOWS_LOCAL_AGENT_COMMAND=cat \
   --security-opt seccomp=unconfined --security-opt apparmor=unconfined --security-opt systempaths=unconfined "$image")
-trap 'docker rm -f "$cid" >/dev/null 2>&1 || true' EXIT
+trap 'docker rm -f "$cid" >/dev/null 2>&1 || true; cleanup' EXIT
 healthy "$cid"
 node scripts/container-smoke.mjs --url "http://127.0.0.1:$port" --email "$email" --password "$password" >/dev/null
 docker stop -t 20 "$cid" >/dev/null
@@ -57,7 +60,7 @@ docker image inspect "$FLOWS_POSTGRES_IMAGE" >/dev/null 2>&1 || docker build -q 
 docker image inspect "$FLOWS_PROXY_IMAGE" >/dev/null 2>&1 || docker build -q --build-arg BASE_IMAGE="$base" -t "$FLOWS_PROXY_IMAGE" -f deploy/images/nginx.Dockerfile deploy/images >/dev/null
 FLOWS_PORT=$(free_port)
 export FLOWS_PORT FLOWS_URL="http://127.0.0.1:$FLOWS_PORT"
-trap '"${compose[@]}" down -v >/dev/null 2>&1 || true' EXIT
+trap '"${compose[@]}" down -v >/dev/null 2>&1 || true; cleanup' EXIT
 deploy/compose/secrets.sh >/dev/null
 # Brings the project up and answers the addresses of its two instances.
 up() {
