@@ -17,6 +17,8 @@ echo "node $(node --version), npm $(npm --version)"
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
+# The sandboxed agents' user must reach the clone's CLIs, as in the checkout's own runs (mktemp makes 0700).
+chmod 0755 "$work"
 git clone -q . "$work/flows"
 cd "$work/flows"
 npm ci --no-audit --no-fund >/dev/null

@@ -16,6 +16,8 @@ import { createJob } from '../support/kit';
 jest.setTimeout(120_000);
 
 const MODEL_HOST = 'models.example.test';
+/** The fake CLIs are node scripts: a node outside the system folders (a Node 22 of CI's own) is bound for them. */
+const nodeBind = process.execPath.startsWith('/usr/') ? [] : [{ path: path.dirname(process.execPath), writable: false }];
 const API_KEY = 'sk-test-agent-runs-5f0c2e9a71d4';
 const FAKE_CLIS = path.resolve(__dirname, '../support/fake-agent-clis');
 const FIXTURES = path.resolve(__dirname, '../fixtures/agents');
@@ -45,7 +47,7 @@ beforeAll(async () => {
         command: 'true',
         timeoutSeconds: 90,
         stateDir,
-        binds: [{ path: codexHome, writable: true }, { path: FAKE_CLIS, writable: false }, { path: FIXTURES, writable: false }],
+        binds: [{ path: codexHome, writable: true }, { path: FAKE_CLIS, writable: false }, { path: FIXTURES, writable: false }, ...nodeBind],
         agentBins: { 'claude-code': agentCliPath('claude'), codex: agentCliPath('codex'), gemini: path.join(FAKE_CLIS, 'gemini'), opencode: path.join(FAKE_CLIS, 'opencode'), cursor: path.join(FAKE_CLIS, 'cursor-agent') },
       },
     },
