@@ -233,8 +233,8 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     const tries: Tries = { jobId: job.id, attempt: run.attempt, retry: (job.flowControl as FlowControl | null)?.retry };
     let state: RunState = 'starting';
     let runningAt: Date | null = null;
-    let agentKind: StreamKind | null = null;
-    let spent: () => RunUsage | null = () => null;
+    /** The agent whose events are read, with its stream: what the run spent comes from it. */
+    let reading: { kind: StreamKind; stream: AgentStream } | null = null;
     let ended = 'failed';
     executing++;
     try {
@@ -258,7 +258,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
       const session = read && (await sessionOf(db, jobs, job, runId, executor.sessionStates));
       const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
-      if (stream) [agentKind, spent] = [read.kind, () => stream.usage()];
+      reading = stream && { kind: read.kind, stream };
       // A budget crossed stops the execution, at once or as soon as it exists.
       let execution: Execution | undefined;
       let overBudget = false;
@@ -304,7 +304,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       executions.get(runId)?.stop();
       await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).', cause: 'infrastructure' }, state, tries).catch(() => {});
     } finally {
-      executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: agentKind, usage: spent() });
+      executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: reading?.kind ?? null, usage: reading?.stream.usage() ?? null });
       executions.delete(runId);
       executing--;
       if (!shuttingDown) dispatch(tenantId, job.id);
@@ -406,7 +406,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     /**
      * Removes what executors hold for runs that are over and not executing here (containers left by a
      * server killed before it recorded them), and the agents' kept state that no run uses any more (its
-     * runs deleted by retention, or with their job); at start, after `recover`, and now and then.
+     * runs deleted by retention); at start, after `recover`, and now and then.
      */
     async sweepLeftovers(): Promise<number> {
       const isOver = async (tenantId: string, runId: string) => {
