@@ -26,6 +26,10 @@ import type { Logger } from './lib/logger';
 import { newId } from './lib/ids';
 import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
+import { githubAppsHandlers } from './repositories/github-apps-handlers';
+import { createGithubAppsService } from './repositories/github-apps-service';
+import { createWorkspaces } from './repositories/workspaces';
+import { DEFAULT_LIMITS } from './lib/resource-limits';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
 import { createPacing } from './lib/pacing';
@@ -111,6 +115,10 @@ export function createDomains({
     }),
   };
   const secrets = createSecretsService({ box });
+  const githubApps = createGithubAppsService({ box, outbound });
+  // A repository is as large as the local sandbox lets a workspace be (FLOWS_LOCAL_AGENT_WORKSPACE_MB).
+  const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
+  const workspaces = createWorkspaces({ apps: githubApps, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024 });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
@@ -128,6 +136,7 @@ export function createDomains({
   const jobs = createJobsService({
     targets,
     secrets,
+    githubApps,
     announceChange: (tenantId) => changes && changes.announce(tenantId).catch((err) => logger.warn({ err, tenantId }, 'telling other instances of a job change failed')),
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
@@ -136,6 +145,7 @@ export function createDomains({
   const runner = createRunner({
     tenantDb,
     jobs,
+    workspaces,
     targets,
     secrets,
     executors,
@@ -180,6 +190,7 @@ export function createDomains({
     ...usageHandlers(usage),
     ...targetsHandlers(targets),
     ...connectionsHandlers(connections, diagnostics),
+    ...githubAppsHandlers(githubApps),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),

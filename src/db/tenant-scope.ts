@@ -21,6 +21,8 @@ const TENANT_MODEL_NAMES = [
   'EventSubscription',
   'EventDelivery',
   'Secret',
+  'GithubApp',
+  'RunPatch',
 ] as const;
 type TenantModel = (typeof TENANT_MODEL_NAMES)[number];
 /** Models owned by a tenant (those with a `tenantId` column that holds tenant data). */

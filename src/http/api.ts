@@ -27,6 +27,9 @@ function newAjv(options: Record<string, unknown>) {
   return ajv;
 }
 
+/** Operations that answer text rather than JSON, with its media type. */
+const TEXT_TYPES: Record<string, string> = { getRunPatch: 'text/x-diff; charset=utf-8' };
+
 export interface Api {
   handle(req: Request, res: Response, next: NextFunction): void;
   /** Whether the matched operation declares a request body (for the 415 check before parsing). */
@@ -98,6 +101,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
       });
       for (const [name, value] of Object.entries(result.headers ?? {})) res.setHeader(name, value as string);
       if (result.status === 204) res.status(204).end();
+      else if (typeof result.body === 'string') res.status(result.status).type(TEXT_TYPES[c.operation.operationId!] ?? 'text/plain').send(result.body);
       else res.status(result.status).json(result.body);
     });
   }

@@ -8,7 +8,7 @@ import type { Logger } from '../lib/logger';
 
 export type OperationId = keyof operations;
 
-type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Body : undefined;
+type JsonOf<T> = T extends { content: { 'application/json': infer Body } } ? Body : T extends { content: { 'text/x-diff': infer Text } } ? Text : undefined;
 type Responses<Op extends OperationId> = operations[Op]['responses'];
 type SuccessStatus<Op extends OperationId> = Extract<keyof Responses<Op>, 200 | 201 | 202 | 204>;
 

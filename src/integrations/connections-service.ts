@@ -4,7 +4,7 @@ import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
-import type { Outbound } from '../lib/outbound';
+import { checkApiUrl, type Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createConnectionsRepo, type ConnectionRow, type IntegrationRow } from './connections-repo';
@@ -16,20 +16,6 @@ type IntegrationView = components['schemas']['AgentIntegration'];
 type IntegrationInput = components['schemas']['AgentIntegrationInput'];
 
 const connectionNotFound = () => new NotFound('No such VM-host connection.');
-
-/**
- * Provider APIs are spoken over HTTP(S) only, and not to this machine or a private network unless the
- * operator allows it: anything else is refused, naming the field.
- */
-function checkBaseUrl(outbound: Outbound, value: string | undefined) {
-  if (value === undefined) return;
-  const url = URL.canParse(value) ? new URL(value) : null;
-  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
-    throw new ValidationFailed('`apiBaseUrl` must be an http or https URL without credentials.');
-  }
-  const problem = outbound.urlProblem(value);
-  if (problem) throw new ValidationFailed(`\`apiBaseUrl\` ${problem}.`);
-}
 
 function connectionView(row: ConnectionRow): ConnectionView {
   return {
@@ -55,7 +41,7 @@ export function createConnectionsService({ box, outbound }: { box: SecretBox; ou
 
   return {
     async create(db: TenantDb, input: ConnectionCreate): Promise<ConnectionView> {
-      checkBaseUrl(outbound, input.apiBaseUrl);
+      checkApiUrl(outbound, input.apiBaseUrl, 'apiBaseUrl');
       const row = await createConnectionsRepo(db).create({ id: newId('vmc'), name: input.name, apiBaseUrl: input.apiBaseUrl, tokenCiphertext: box.seal(input.apiToken) });
       return connectionView(row);
     },
@@ -66,7 +52,7 @@ export function createConnectionsService({ box, outbound }: { box: SecretBox; ou
       return connectionView(await found(db, id));
     },
     async update(db: TenantDb, id: string, patch: ConnectionUpdate): Promise<ConnectionView> {
-      checkBaseUrl(outbound, patch.apiBaseUrl);
+      checkApiUrl(outbound, patch.apiBaseUrl, 'apiBaseUrl');
       const { apiToken, ...fields } = patch;
       const row = await createConnectionsRepo(db).update(id, { ...fields, ...(apiToken ? { tokenCiphertext: box.seal(apiToken) } : {}) });
       if (!row) throw connectionNotFound();
@@ -87,7 +73,7 @@ export function createConnectionsService({ box, outbound }: { box: SecretBox; ou
     },
 
     async saveIntegration(db: TenantDb, input: IntegrationInput): Promise<IntegrationView> {
-      checkBaseUrl(outbound, input.apiBaseUrl);
+      checkApiUrl(outbound, input.apiBaseUrl, 'apiBaseUrl');
       await this.checkExists(db, input.connectionId, 'connectionId');
       const row = await createConnectionsRepo(db).saveIntegration(
         { project: input.project, connectionId: input.connectionId ?? null, apiBaseUrl: input.apiBaseUrl, tokenCiphertext: box.seal(input.accessToken) },

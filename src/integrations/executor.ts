@@ -25,6 +25,11 @@ export interface RunSpec {
   session?: { key: string; jobId: string; resume: string | null } | null;
   /** The job's own network allowlist, within the target's policy; null when it sets none. */
   network?: { allow: string[] } | null;
+  /**
+   * The repository workspace prepared for the run: a folder on this server that the agent works in instead
+   * of an empty one (only for executors that take one, `takesWorkspace`); what it leaves there is read back.
+   */
+  workspace?: { dir: string } | null;
 }
 
 /**
@@ -79,6 +84,8 @@ export interface Executor {
   sweep?(isOver: (tenantId: string, runId: string) => Promise<boolean>): Promise<number>;
   /** The agent state kept for sessions between runs; executors that keep none have none. */
   sessionStates?: SessionStates;
+  /** Whether it gives the agent a repository workspace (`RunSpec.workspace`). */
+  takesWorkspace?: boolean;
 }
 
 /** Whose runs a session's kept state serves: it goes once retention has left none of them. */

@@ -4,7 +4,7 @@
 // network reaching out only through the run's egress proxy (egress-proxy.ts), and within its limits
 // (run-limits.ts). It runs in a process group of its own (the sandbox in its own PID namespace), so that
 // stop, timeout, a limit and the end of the run take every process it started with it.
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, chmod, mkdir, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -68,6 +68,13 @@ async function commandOf(spec: RunSpec, agent: LocalAgent): Promise<{ command: s
   const binds = SYSTEM_PREFIXES.some((prefix) => bin.startsWith(prefix)) ? [] : [{ path: path.dirname(bin), writable: false }];
   const command = agentCommandLine({ ...spec.agent!, kind }, { bin, model: spec.model, effort: spec.effort, resume: spec.session?.resume });
   return { command, env: agentVariables(kind), binds, kind };
+}
+
+/** Gives every file under `dir` (links themselves, not what they point to) to `uid`. */
+async function chownTree(dir: string, uid: number) {
+  await new Promise<void>((resolve, reject) =>
+    execFile('chown', ['-R', '-h', `${uid}:${uid}`, dir], (err) => (err ? reject(new Error(`the workspace could not be given to uid ${uid}: ${err.message}`)) : resolve())),
+  );
 }
 
 async function emptyFolder(dir: string): Promise<string> {
@@ -139,7 +146,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       const joined = group;
       started = await spawnSandbox(
         bwrap,
-        sandboxArgs({ runDir: proxy ? runDir : null, home, agent: { ...agent, binds: [...(agent.binds ?? []), ...run.binds] }, env: proxy ? { ...env, ...proxyEnv() } : env, limits }),
+        sandboxArgs({ runDir: proxy ? runDir : null, home, agent: { ...agent, binds: [...(agent.binds ?? []), ...run.binds] }, env: proxy ? { ...env, ...proxyEnv() } : env, limits, workspace: spec.workspace?.dir }),
         run.command,
         // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
         { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
@@ -191,11 +198,22 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         Object.assign(run.env, state.env);
         run.binds.push(...state.binds);
       }
-      // Unsandboxed, a session's runs share one working folder path (agents key their sessions by it), empty each time.
-      const dir = state && !sandboxed ? await emptyFolder(path.join(state.dir, 'workspace')) : await makeRunDir();
+      // The sandbox's user (unprivileged when this server is root) must own the files it is to change.
+      if (spec.workspace && uid !== undefined) {
+        try {
+          await chownTree(spec.workspace.dir, uid);
+        } catch (err) {
+          state?.release();
+          return failedAtStart('local', `The repository workspace could not be set up: ${clip((err as Error).message)}`, 'infrastructure');
+        }
+      }
+      // Unsandboxed, a session's runs share one working folder path (agents key their sessions by it), empty each
+      // time; a repository workspace is where it was cloned.
+      const dir = state && !sandboxed && !spec.workspace ? await emptyFolder(path.join(state.dir, 'workspace')) : await makeRunDir();
+      const cwd = !sandboxed && spec.workspace ? spec.workspace.dir : dir;
       const env = {
         PATH: process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin',
-        HOME: sandboxed ? home : (process.env.HOME ?? dir),
+        HOME: sandboxed ? home : (process.env.HOME ?? cwd),
         LANG: 'C.UTF-8',
         TMPDIR: sandboxed ? '/tmp' : dir,
         ...run.env,
@@ -216,7 +234,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       let release: () => Promise<LimitName | null> = async () => null;
       try {
         if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, run, end));
-        else child = spawn('/bin/sh', ['-c', run.command], { cwd: dir, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+        else child = spawn('/bin/sh', ['-c', run.command], { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
       } catch (err) {
         state?.release();
         await rm(dir, { recursive: true, force: true });
@@ -267,5 +285,6 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
     },
 
     sessionStates,
+    takesWorkspace: true,
   };
 }

@@ -1,6 +1,7 @@
 // The local agent's sandbox, with bubblewrap: a prompt is untrusted, so the agent sees its own workspace
 // (read-write, at /workspace), the system (/usr and /etc read-only, without the files that hold the
 // machine's credentials), a private /tmp and HOME, and what the operator binds in (FLOWS_LOCAL_AGENT_BIND);
+// a run with a repository workspace works in the folder it was cloned into instead (bound at /workspace);
 // not the project, the data directory, other runs' workspaces or the server's environment. It is never root:
 // uid 1000 in a user namespace of its own, every capability dropped, no new privileges, no further user
 // namespaces (so no mounts: a read-only bind stays read-only), and when this server runs as root, bubblewrap
@@ -93,13 +94,29 @@ export const proxyEnv = () => proxyVariables(`http://127.0.0.1:${PROXY_PORT}`, [
  * (`--args`), not its command line or its own environment: other users of the machine can read a command
  * line, and a job's variables (LD_PRELOAD…) must reach the agent only, never bubblewrap itself.
  */
-export function sandboxArgs({ runDir, home, agent, env, limits }: { runDir: string | null; home: string; agent: LocalAgent; env: Record<string, string>; limits: Pick<ResourceLimits, 'workspaceMb' | 'tmpMb'> }): string[] {
+export function sandboxArgs({
+  runDir,
+  home,
+  agent,
+  env,
+  limits,
+  workspace = null,
+}: {
+  runDir: string | null;
+  home: string;
+  agent: LocalAgent;
+  env: Record<string, string>;
+  limits: Pick<ResourceLimits, 'workspaceMb' | 'tmpMb'>;
+  /** A folder of this server to work in (a repository workspace) instead of an empty, size-limited one. */
+  workspace?: string | null;
+}): string[] {
   system ??= systemArgs();
   const args = ['--unshare-all', '--unshare-user', '--uid', AGENT_ID, '--gid', AGENT_ID, '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', ...system];
   args.push('--clearenv', ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]));
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(limits.tmpMb * MB), '--tmpfs', '/tmp');
   if (home !== '/' && !home.startsWith('/usr') && !home.startsWith('/etc')) args.push('--tmpfs', home);
-  args.push('--size', String(limits.workspaceMb * MB), '--perms', '0700', '--tmpfs', SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  if (workspace) args.push('--bind', workspace, SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
+  else args.push('--size', String(limits.workspaceMb * MB), '--perms', '0700', '--tmpfs', SANDBOX_WORKSPACE, '--chdir', SANDBOX_WORKSPACE);
   if (runDir) args.push('--ro-bind', runDir, RUN_DIR);
   for (const bind of agent.binds ?? []) args.push(bind.writable ? '--bind' : '--ro-bind', bind.path, bind.at ?? bind.path);
   return args;

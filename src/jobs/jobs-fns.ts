@@ -224,8 +224,13 @@ function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: s
  * `saving` says which parts change: an update of other fields is not refused for what was saved before.
  * Answers the compiled input schemas of the triggers being saved, by trigger id.
  */
+type JobWorkspace = components['schemas']['JobWorkspace'];
+
+/** The fields of a job's workspace that are templates over the run's context, as its prompt is. */
+export const WORKSPACE_TEMPLATES = ['repository', 'ref', 'branch', 'commitMessage'] as const;
+
 export function checkJob(
-  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[]; flowControl?: FlowControl },
+  job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[]; flowControl?: FlowControl; workspace?: JobWorkspace | null },
   saving: { templates: boolean; triggers: boolean; flowControl?: boolean } = { templates: true, triggers: true, flowControl: true },
 ): Map<string, ValidateFunction> {
   const problems: JobProblem[] = [];
@@ -233,6 +238,10 @@ export function checkJob(
   if (saving.templates || saving.triggers) {
     problems.push(...templateProblems('promptTemplate', job.promptTemplate, roots));
     if (job.runNameTemplate) problems.push(...templateProblems('runNameTemplate', job.runNameTemplate, roots));
+    for (const field of WORKSPACE_TEMPLATES) {
+      const source = job.workspace?.[field];
+      if (source) problems.push(...templateProblems(`workspace.${field}`, source, roots));
+    }
   }
   // A key reads the run's context as the templates do.
   if ((saving.flowControl || saving.triggers) && job.flowControl) {

@@ -14,12 +14,13 @@ import { newId } from '../lib/ids';
 import { clip } from '../lib/text';
 import type { ValidateFunction } from 'ajv/dist/2020';
 import type { SecretsService } from '../secrets/secrets-service';
-import { asInvalidTemplate, chainLoop, InvalidConditions, InvalidInvocationData, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, type JobEnv, type JobView, type Trigger } from './jobs-fns';
+import { asInvalidTemplate, chainLoop, InvalidConditions, InvalidInvocationData, checkEnv, checkJob, deletedSlug, inputValidator, secretNamesOf, slugCandidate, slugFromName, withIdentity, WORKSPACE_TEMPLATES, type JobEnv, type JobView, type Trigger } from './jobs-fns';
 import { CelProblem, compileCel, type CompiledCel } from '../triggers/cel-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
 import { celKey, compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
+import type { GithubAppsService } from '../repositories/github-apps-service';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { RenderProblem, sharedRenderPool, type RenderPool } from './render-pool';
 
@@ -32,6 +33,8 @@ type JobUpdate = components['schemas']['JobUpdate'];
 export interface JobsDeps {
   targets: Pick<TargetsService, 'checkUsable' | 'hasDefault' | 'resolve'>;
   secrets: Pick<SecretsService, 'missing'>;
+  /** A workspace's `githubAppId` must name a connection of the tenant. */
+  githubApps: Pick<GithubAppsService, 'checkExists'>;
   /** Called after a job is deleted: its queued and active runs are canceled. */
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
   /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
@@ -47,6 +50,7 @@ export interface JobsDeps {
 const jobNotFound = () => new NotFound('No such job.');
 
 type JobNetwork = components['schemas']['JobNetwork'];
+type JobWorkspace = components['schemas']['JobWorkspace'];
 
 /** The agent's settings must be ones its kind has, and an agent whose events are read needs a target that runs it. */
 async function checkAgent(targets: JobsDeps['targets'], db: TenantDb, agent: JobAgent | undefined, targetId: string | null) {
@@ -93,6 +97,7 @@ export function jobView(job: JobRow): JobView {
     env: (job.env ?? {}) as JobEnv,
     flowControl: (job.flowControl ?? {}) as FlowControl,
     ...(job.network ? { network: job.network as JobNetwork } : {}),
+    ...(job.workspace ? { workspace: job.workspace as JobWorkspace } : {}),
     enabled: job.enabled,
     triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
@@ -127,6 +132,9 @@ async function checkSecretsExist(secrets: JobsDeps['secrets'], db: TenantDb, env
 }
 
 /** What rendering a job's templates reads of it. */
+/** A job's workspace for one run: its templates rendered. */
+export type RenderedWorkspace = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage'> & { ref: string | null; branch: string | null; commitMessage: string | null };
+
 export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate' | 'flowControl'>;
 
 /** Run triggers must not close a chain back to the job: each run would start the next for ever. */
@@ -183,7 +191,7 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
 /** The keyed parts for a run that is not debounced: a direct invocation. */
 const UNDEBOUNCED = ['concurrency', 'rateLimit'] as const;
 
-export function createJobsService({ targets, secrets, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs, renders = sharedRenderPool() }: JobsDeps) {
+export function createJobsService({ targets, secrets, githubApps, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs, renders = sharedRenderPool() }: JobsDeps) {
   const catalog = createJobsCatalog();
   const changed = (db: TenantDb) => {
     catalog.changed(db.$tenant().id);
@@ -266,6 +274,7 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const validators = checkJob({ ...fields, triggers });
       checkEnv(fields.env);
       checkNetwork(fields.network);
+      await githubApps.checkExists(db, fields.workspace?.githubAppId, 'workspace.githubAppId');
       await targets.checkUsable(db, fields.executionTargetId);
       await checkAgent(targets, db, fields.agent, fields.executionTargetId ?? null);
       await checkSecretsExist(secrets, db, fields.env);
@@ -306,11 +315,17 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
           runNameTemplate: fields.runNameTemplate === undefined ? job.runNameTemplate : fields.runNameTemplate,
           triggers: triggers ?? jobView(job).triggers,
           flowControl: flowControl ?? jobView(job).flowControl,
+          workspace: fields.workspace === undefined ? (job.workspace as JobWorkspace | null) : fields.workspace,
         },
-        { templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined, triggers: triggers !== undefined, flowControl: flowControl !== undefined },
+        {
+          templates: fields.promptTemplate !== undefined || fields.runNameTemplate !== undefined || Boolean(fields.workspace),
+          triggers: triggers !== undefined,
+          flowControl: flowControl !== undefined,
+        },
       );
       checkEnv(fields.env);
       checkNetwork(fields.network);
+      await githubApps.checkExists(db, fields.workspace?.githubAppId ?? undefined, 'workspace.githubAppId');
       await targets.checkUsable(db, fields.executionTargetId);
       // A new target is checked against the agent the job keeps, and a new agent against its target.
       if (fields.agent !== undefined || fields.executionTargetId !== undefined) {
@@ -481,6 +496,24 @@ export function createJobsService({ targets, secrets, onDeleted, onLimitChanged,
       const prompt = given.prompt ?? rendered.promptTemplate;
       const name = given.name ?? (rendered.runNameTemplate?.trim() || '');
       return { prompt, name: (name || job.name).slice(0, MAX_RUN_NAME) };
+    },
+
+    /**
+     * The job's workspace for a run with `context`: its templates rendered (blank ones as null); null for a
+     * job without one. A template that fails throws, saying which.
+     */
+    async renderWorkspace(db: TenantDb, job: JobRow, context: Record<string, unknown>): Promise<RenderedWorkspace | null> {
+      const workspace = job.workspace as JobWorkspace | null;
+      if (!workspace) return null;
+      const fields = WORKSPACE_TEMPLATES.filter((field) => workspace[field]);
+      let outputs: string[];
+      try {
+        outputs = await renders.render(db.$tenant().id, fields.map((field) => workspace[field]!), context, { background: true });
+      } catch (err) {
+        throw asInvalidTemplate(err, err instanceof RenderProblem ? `workspace.${fields[err.index]}` : null);
+      }
+      const value = (field: (typeof WORKSPACE_TEMPLATES)[number]) => outputs[fields.indexOf(field)]?.trim() || null;
+      return { ...workspace, repository: value('repository') ?? '', ref: value('ref'), branch: value('branch'), commitMessage: value('commitMessage') };
     },
   };
 }

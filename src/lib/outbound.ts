@@ -6,6 +6,7 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
 import type * as Undici from 'undici';
 import { nonPublicAddress, nonPublicHost } from './addresses';
+import { ValidationFailed } from './errors';
 import { clip } from './text';
 
 const ALLOW = 'set FLOWS_ALLOW_PRIVATE_NETWORK=true to allow it';
@@ -83,4 +84,18 @@ export function createOutbound({ allowPrivateNetwork }: { allowPrivateNetwork: b
       return kind && `points to ${kind} (${hostname}); ${ALLOW}`;
     },
   };
+}
+
+/**
+ * Provider APIs are spoken over HTTP(S) only, and not to this machine or a private network unless the
+ * operator allows it: anything else is refused, naming the field.
+ */
+export function checkApiUrl(outbound: Pick<Outbound, 'urlProblem'>, value: string | undefined, field: string) {
+  if (value === undefined) return;
+  const url = URL.canParse(value) ? new URL(value) : null;
+  if (!url || !['http:', 'https:'].includes(url.protocol) || url.username || url.password) {
+    throw new ValidationFailed(`\`${field}\` must be an http or https URL without credentials.`);
+  }
+  const problem = outbound.urlProblem(value);
+  if (problem) throw new ValidationFailed(`\`${field}\` ${problem}.`);
 }

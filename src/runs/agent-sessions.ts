@@ -26,11 +26,17 @@ export interface RunSession {
 export type Tokens = Pick<Spent, 'inputTokens' | 'outputTokens' | 'cachedTokens'>;
 
 /** What a run was started with, as runs-service keeps it. */
-interface Inputs {
+export interface Inputs {
   data?: Record<string, unknown>;
   context?: Record<string, unknown>;
   continueRunId?: string;
 }
+
+/** The context a run's templates and keys read, from what it was started with. */
+export const runContext = (inputs: Inputs, job: Pick<JobRow, 'id' | 'slug' | 'name'>): Record<string, unknown> => ({
+  ...(inputs.context ?? { data: inputs.data ?? {} }),
+  job: { id: job.id, slug: job.slug, name: job.name },
+});
 
 /** The name of a session's kept state: a hash of the tenant, the job and the session key, safe as a file or volume name. */
 const stateKeyOf = (tenantId: string, jobId: string, sessionKey: string) => `sess_${sha256(`${tenantId}\0${jobId}\0${sessionKey}`).slice(0, 32)}`;
@@ -48,8 +54,7 @@ export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKe
     if (named?.sessionKey && named.sessionId) [sessionKey, earlier] = [named.sessionKey, named];
     else notContinued = `run ${inputs.continueRunId} ${named ? 'began no agent session' : 'is gone'}`;
   } else {
-    const context = { ...(inputs.context ?? { data: inputs.data ?? {} }), job: { id: job.id, slug: job.slug, name: job.name } };
-    const key = jobs.sessionKey(job, context);
+    const key = jobs.sessionKey(job, runContext(inputs, job));
     if (!key.ok) notContinued = key.error;
     else if (key.key !== null) {
       sessionKey = `key:${key.key}`;

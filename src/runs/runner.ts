@@ -14,17 +14,20 @@ import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
+import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
 import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
 import { createRunsRepo, type Claimed, type MoveExtra, type RunsRepo, type TraceEntry } from './runs-repo';
-import { sessionOf, stateUse } from './agent-sessions';
+import { runContext, sessionOf, stateUse, type Inputs } from './agent-sessions';
 import type { RunsSweeps } from './runs-sweeps';
 
 export interface RunnerDeps {
   tenantDb: (tenantId: string) => TenantDb;
-  jobs: Pick<JobsService, 'settings' | 'sessionKey'>;
+  jobs: Pick<JobsService, 'settings' | 'sessionKey' | 'renderWorkspace'>;
+  /** Clones a job's repository for its run, and delivers the changes after it. */
+  workspaces?: Workspaces;
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
@@ -154,7 +157,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {}, executed = () => {} }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {}, executed = () => {} }: RunnerDeps) {
   const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -226,6 +229,28 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     }
   }
 
+  /**
+   * The run's repository workspace, cloned (recorded in its trace and artifacts); null for a job without
+   * one; or why the run cannot start with it.
+   */
+  async function prepareWorkspace(db: TenantDb, job: JobRow, runId: string, executor: Executor, trace: ReturnType<typeof traceWriter>): Promise<PreparedWorkspace | null | { problem: string }> {
+    if (!job.workspace) return null;
+    if (!workspaces || !executor.takesWorkspace) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target.' };
+    const repo = createRunsRepo(db);
+    const row = await repo.find(runId);
+    let request;
+    try {
+      request = await jobs.renderWorkspace(db, job, runContext((row?.inputs ?? {}) as Inputs, job));
+    } catch (err) {
+      if (err instanceof Error && 'code' in err) return { problem: err.message };
+      throw err;
+    }
+    const prepared = await workspaces.prepare(db, request!, { id: runId, name: row?.name ?? job.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
+    if ('problem' in prepared) return prepared;
+    await repo.setArtifacts(runId, prepared.artifacts);
+    return prepared;
+  }
+
   async function execute(db: TenantDb, job: JobRow, run: Claimed) {
     const tenantId = db.$tenant().id;
     const repo = createRunsRepo(db);
@@ -236,6 +261,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
     /** The agent whose events are read, with its stream: what the run spent comes from it. */
     let reading: { kind: StreamKind; stream: AgentStream } | null = null;
     let ended = 'failed';
+    let workspace: PreparedWorkspace | null | { problem: string } = null;
     executing++;
     try {
       const target = await targets.resolve(db, job.executionTargetId);
@@ -256,6 +282,11 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const read = isStreamKind(agent.kind) ? { ...agent, kind: agent.kind } : null;
       const unheld = read && unheldCostBudget(read, job.model, (model) => model in modelPrices);
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
+      workspace = await prepareWorkspace(db, job, runId, executor, trace);
+      if (workspace && 'problem' in workspace) {
+        await trace.flush();
+        return await finishSurely(db, runId, { state: 'failed', error: workspace.problem, cause: 'setup' }, state, tries);
+      }
       const session = read && (await sessionOf(db, jobs, job, runId, executor.sessionStates));
       const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
       reading = stream && { kind: read.kind, stream };
@@ -266,7 +297,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
         overBudget = true;
         execution?.stop();
       };
-      const events = maskedEvents(createMasker(env.secretValues), trace, target.id, traceMaxLines, stream, stopForBudget);
+      const events = maskedEvents(createMasker([...env.secretValues, ...(workspace?.token ? [workspace.token] : [])]), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
         {
           tenantId,
@@ -281,6 +312,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
           timeoutSeconds: target.timeoutSeconds,
           env: env.env,
           network: job.network as RunSpec['network'],
+          workspace: workspace && { dir: workspace.dir },
         },
         events,
       );
@@ -297,6 +329,10 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       const outcome = events.outcome(await started.done);
       ended = outcome.state;
       events.end();
+      if (workspace && outcome.state === 'succeeded' && state === 'running') {
+        const delivered = await workspace.deliver({ result: outcome.result, usage: stream?.usage() ?? null });
+        await createRunsRepo(db).setArtifacts(runId, delivered.artifacts, delivered.patch);
+      }
       await trace.flush();
       await finishSurely(db, runId, outcome, state, tries, { sessionId: stream?.sessionId() ?? undefined });
     } catch (err) {
@@ -304,6 +340,7 @@ export function createRunner({ tenantDb, jobs, targets, secrets, executors, queu
       executions.get(runId)?.stop();
       await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).', cause: 'infrastructure' }, state, tries).catch(() => {});
     } finally {
+      if (workspace && 'dispose' in workspace) await workspace.dispose().catch((err) => logger.warn({ err, runId }, 'removing the run\'s workspace failed'));
       executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: reading?.kind ?? null, usage: reading?.stream.usage() ?? null });
       executions.delete(runId);
       executing--;

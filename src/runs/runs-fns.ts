@@ -175,6 +175,7 @@ interface RunRow {
   startKey: string | null;
   attempt: number;
   usage: unknown;
+  artifacts: unknown;
 }
 
 /** What the cause in a triggered run's start key (`<type>:<trigger>:<cause>`) names, by the trigger's type. */
@@ -204,5 +205,6 @@ export function runView(run: RunRow): RunView {
     replayOf: run.replayOf,
     attempt: run.attempt,
     usage: (run.usage as RunView['usage']) ?? null,
+    artifacts: (run.artifacts as RunView['artifacts']) ?? null,
   };
 }

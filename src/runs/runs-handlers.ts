@@ -14,6 +14,7 @@ export function runsHandlers(runs: RunsService): HandlerMap {
       return { status: 200, body: page, headers };
     },
     getRun: async ({ db, params }) => ({ status: 200, body: await runs.get(db, params.runId) }),
+    getRunPatch: async ({ db, params }) => ({ status: 200, body: await runs.patch(db, params.runId) }),
     getRunTrace: async ({ db, params, query, req }) => {
       const list = `trace:${params.runId}`;
       if (query.after !== undefined && query.cursor !== undefined) throw new ValidationFailed('`after` and `cursor` are alternatives: send one.');

@@ -3,10 +3,12 @@
 // by the state it moves from, and trace positions come from the run row itself (`traceLength`, raised by
 // the same write), so concurrent writers never take the same `seq` and nothing is read first.
 import type { components } from '../../generated/openapi';
+import type { Prisma } from '../../generated/prisma/sqlite/client';
 import type { RunUsage } from '../agents/agent-events-fns';
 import type { SqlParam } from '../db/sql';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
+import type { RunArtifacts } from '../repositories/workspace-fns';
 import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
 
 export interface TraceEntry {
@@ -233,6 +235,13 @@ export function createRunsRepo(db: TenantDb) {
       };
       return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
     },
+
+    /** What a run with a repository workspace started from and what became of its changes, with the patch of them. */
+    async setArtifacts(runId: string, artifacts: RunArtifacts, patch?: string | null) {
+      await db.run.updateMany({ where: { id: runId }, data: { artifacts: artifacts as Prisma.InputJsonValue } });
+      if (patch) await db.runPatch.upsert({ where: { tenantId_runId: { tenantId: db.$tenant().id, runId } }, create: { runId, patch } as Prisma.RunPatchUncheckedCreateInput, update: { patch } });
+    },
+    patchOf: async (runId: string) => (await db.runPatch.findFirst({ where: { runId }, select: { patch: true } }))?.patch ?? null,
 
     /** Appends to the trace, and sets what the agent spent so far when given. */
     append: (runId: string, entries: TraceEntry[], usage?: RunUsage) => write(runId, entries, usage ? { text: '"usage" = ?::jsonb', params: [{ json: usage }] } : null, null),

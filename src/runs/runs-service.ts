@@ -313,6 +313,15 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       return runView(await foundRun(createRunsRepo(db), runId));
     },
 
+    /** The changes the run's agent made to its repository workspace, as a patch. */
+    async patch(db: TenantDb, runId: string): Promise<string> {
+      const repo = createRunsRepo(db);
+      await foundRun(repo, runId);
+      const patch = await repo.patchOf(runId);
+      if (patch === null) throw new NotFound('The run has no patch: its job has no `workspace`, it has not succeeded, or its agent changed nothing.');
+      return patch;
+    },
+
     async trace(db: TenantDb, runId: string, page: KeysetRequest<number>): Promise<TraceEvent[]> {
       const repo = createRunsRepo(db);
       await foundRun(repo, runId);

@@ -48,6 +48,8 @@ export interface TestApp extends App {
   logLines: string[];
   /** Stops the app, then fails when a secret showed in an answer, a log line or a database row (secret-scan.ts). */
   close(): Promise<void>;
+  /** A secret the app holds unsealed (a token minted for a run): the scan at close looks for it too. */
+  rememberSecret(value: string): void;
 }
 
 export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming' | 'localEgress'>>;
@@ -82,6 +84,7 @@ export async function startTestApp(overrides: Partial<Config> = {}, { policies, 
     database,
     config,
     logLines: recorder.logLines,
+    rememberSecret: recorder.remember,
     async close() {
       try {
         await built.queue.stop();

@@ -30,6 +30,11 @@ export function assertMatchesContract(app: AnyApp, method: string, path: string,
   const operation = inlined.paths[matched.path][matched.method];
   const response = operation.responses[String(res.status)];
   if (!response) throw new Error(`${where}: status not documented for ${operation.operationId}`);
+  const text = Object.keys(response.content ?? {}).find((type) => type.startsWith('text/'));
+  if (text) {
+    if (!res.headers['content-type']?.startsWith(text)) throw new Error(`${where}: ${operation.operationId} answers ${text}, not ${res.headers['content-type']}`);
+    return;
+  }
   const schema = response.content?.['application/json']?.schema;
   if (!schema) {
     if (res.text) throw new Error(`${where}: ${operation.operationId} documents no body but one was sent`);

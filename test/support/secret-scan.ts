@@ -33,6 +33,8 @@ export interface SecretRecorder {
   record(app: (req: IncomingMessage, res: ServerResponse) => void): (req: IncomingMessage, res: ServerResponse) => void;
   /** Throws when a secret shows anywhere recorded or in the database. */
   scan(db: Db, box: SecretBox): Promise<void>;
+  /** A secret the app holds but never stored sealed (a token it minted): scanned for like the others. */
+  remember(value: string): void;
 }
 
 type Chunk = string | Uint8Array;
@@ -66,6 +68,7 @@ export function createSecretRecorder(): SecretRecorder {
   return {
     logger: createLogger('trace', { write: (line: string) => void logLines.push(line) }),
     logLines,
+    remember,
     record: (app) => (req, res) => {
       const method = req.method ?? 'GET';
       const path = (req.url ?? '/').split('?')[0];
@@ -106,6 +109,7 @@ export function createSecretRecorder(): SecretRecorder {
         ...(await db.vmhostConnection.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
         ...(await db.agentIntegration.findMany({ select: { tokenCiphertext: true } })).map((r) => r.tokenCiphertext),
         ...(await db.secret.findMany({ select: { valueCiphertext: true } })).map((r) => r.valueCiphertext),
+        ...(await db.githubApp.findMany({ select: { privateKeyCiphertext: true, webhookSecretCiphertext: true } })).flatMap((r) => [r.privateKeyCiphertext, ...(r.webhookSecretCiphertext ? [r.webhookSecretCiphertext] : [])]),
       ]) {
         remember(openedOrNull(box, row));
       }

@@ -403,6 +403,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/runs/{runId}/patch": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The run id.
+                 * @example run_2h7d9s4k1x0p
+                 */
+                runId: components["parameters"]["runId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Download a run's changes as a patch
+         * @description The changes the run's agent made to its repository workspace (`workspace` on the job), as a patch
+         *     in git's format (`git apply` or `git am` take it), binary files included. 404 when the run has no
+         *     workspace, has not finished, or changed nothing (`artifacts.changed` false).
+         */
+        get: operations["getRunPatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/runs/{runId}/stop": {
         parameters: {
             query?: never;
@@ -948,6 +976,99 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/github-apps": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List GitHub App connections
+         * @description Lists every GitHub App connection of the tenant (metadata only; private keys and webhook secrets are never returned). Not paginated.
+         */
+        get: operations["listGithubApps"];
+        put?: never;
+        /**
+         * Connect a GitHub App
+         * @description Stores a GitHub App the tenant registered (on GitHub: Settings → Developer settings → GitHub Apps)
+         *     so that runs of jobs with a `workspace` can clone, push and open pull requests as the app. The
+         *     private key is encrypted at rest and never returned. Run diagnostics to check that the key signs a
+         *     token GitHub accepts and to see which installations and repositories the app reaches.
+         *
+         *     The app needs these repository permissions: Contents (read and write), Pull requests (read and
+         *     write), Issues (read and write) and Metadata (read). Each run gets an installation token for its one
+         *     repository with only these permissions, which expires within the hour and is never given to the
+         *     agent.
+         */
+        post: operations["createGithubApp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/github-apps/{githubAppId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a GitHub App connection
+         * @description Returns one GitHub App connection (metadata only).
+         */
+        get: operations["getGithubApp"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a GitHub App connection
+         * @description Deletes the connection and its sealed key. A connection that a job's `workspace` names cannot be deleted (409 `in_use`); change those jobs first.
+         */
+        delete: operations["deleteGithubApp"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a GitHub App connection
+         * @description Changes the fields sent; send `privateKey` to rotate the key, `webhookSecret` (or null) to set or clear the webhook secret.
+         */
+        patch: operations["updateGithubApp"];
+        trace?: never;
+    };
+    "/api/v1/github-apps/{githubAppId}/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a GitHub App connection
+         * @description Checks the connection against GitHub and reports each step with its duration:
+         *
+         *     1. `app_authentication`: the private key signs a token (an RS256 JWT) that GitHub accepts for the app;
+         *     2. `installations`: where the app is installed, and which repositories each installation reaches
+         *        (at most 100 per installation are listed).
+         *
+         *     A failed step ends the check (the answer is still 200, with `ok: false`). On success the
+         *     connection's `lastVerifiedAt` is updated.
+         */
+        post: operations["runGithubAppDiagnostics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/access-tokens": {
         parameters: {
             query?: never;
@@ -1281,6 +1402,22 @@ export interface components {
          *         "turns": 7,
          *         "costUsd": 0.1843,
          *         "costSource": "reported"
+         *       },
+         *       "artifacts": {
+         *         "repository": "acme/widgets",
+         *         "baseRef": "main",
+         *         "baseCommit": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+         *         "changed": true,
+         *         "branch": "flows/issue-42",
+         *         "commit": "a3c4b1e96e0d54f1a2b9f3c0e7d8a6b5c4f3e2d1",
+         *         "pushed": true,
+         *         "pullRequestUrl": "https://github.com/acme/widgets/pull/43",
+         *         "diffStat": {
+         *           "files": 2,
+         *           "insertions": 14,
+         *           "deletions": 3
+         *         },
+         *         "error": null
          *       }
          *     }
          */
@@ -1343,6 +1480,8 @@ export interface components {
             replayOf: string | null;
             /** @description What the agent spent, for runs of agents whose events Flows reads (`agent.kind` other than `command`), from their first usage report on (updated as the run goes); null otherwise. */
             usage: components["schemas"]["RunUsage"] | null;
+            /** @description For runs of jobs with a `workspace`, once it was cloned, what the run started from and what became of its changes; null otherwise. */
+            artifacts: components["schemas"]["RunArtifacts"] | null;
         };
         /**
          * @description One entry of a run's trace: an ordered, timestamped record of what happened. Secrets are redacted before they are stored.
@@ -1366,6 +1505,7 @@ export interface components {
             at: string;
             /**
              * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a line of agent output as text: every line of a `command` agent, and any line of another kind's stream that is not one of its events), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
+             *     `workspace` (the repository workspace, `data.step` says which): `cloned` (`repository`, `ref`, `commit`, `durationMs`, `continued` when an existing branch was cloned), `unchanged` (the agent changed nothing: nothing is pushed), `committed` (`commit`, `files`, `insertions`, `deletions`), `pushed` (`branch`, `commit`), `pull_request` (`url`, `number`, `action`: `opened` or `updated`), `failed` (`message`: why the changes did not go out).
              *     Read from the event stream of an agent other than `command` (long texts are cut at 8,000 characters):
              *     - `session_started`: `agent` (its kind), `sessionId`, `model` where the CLI says, and `continuedFromRunId` when the run continued an earlier run's session (a run that was to continue one and could not has `notContinued`, saying why);
              *     - `message`: `text`, what the agent said;
@@ -1376,7 +1516,7 @@ export interface components {
              *     - `error` also carries the agent's own errors (`data.message`, `data.fatal`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "session_started" | "message" | "tool_call" | "tool_result" | "command" | "file_change" | "usage" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "session_started" | "message" | "tool_call" | "tool_result" | "command" | "file_change" | "usage" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit" | "workspace";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;
@@ -1949,6 +2089,7 @@ export interface components {
             effort?: string;
             agent?: components["schemas"]["JobAgent"];
             network?: components["schemas"]["JobNetwork"];
+            workspace?: components["schemas"]["JobWorkspace"];
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -1983,6 +2124,8 @@ export interface components {
             agent?: components["schemas"]["JobAgent"];
             /** @description Replaces the job's network allowlist; `null` removes it (the target's policy alone applies). */
             network?: components["schemas"]["JobNetwork"] | null;
+            /** @description Replaces the job's repository workspace; `null` removes it (runs start in an empty folder). */
+            workspace?: components["schemas"]["JobWorkspace"] | null;
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -2299,6 +2442,8 @@ export interface components {
             /** @description The coding agent that runs the prompt; `{ "kind": "command" }` for a job that sets none. */
             agent: components["schemas"]["JobAgent"];
             network?: components["schemas"]["JobNetwork"];
+            /** @description The repository the agent works on; absent when the job sets none (runs start in an empty folder). */
+            workspace?: components["schemas"]["JobWorkspace"];
             env: components["schemas"]["JobEnv"];
             /** @description Whether the job accepts invocations and its triggers fire. */
             enabled: boolean;
@@ -3781,6 +3926,262 @@ export interface components {
             updatedAt: string;
         };
         /**
+         * @description The repository the agent works on. Before the agent starts, Flows clones it (shallow) into the run's
+         *     workspace and checks out `ref` (or `branch`, when that branch exists already: a follow-up run
+         *     continues the same branch); the agent sees the files and a `.git` of its own, never a credential.
+         *     After the agent succeeds, Flows commits what changed and, as `changes` says, pushes the branch and
+         *     opens or updates its pull request. The credential is the GitHub App's installation token for the one
+         *     repository (`githubAppId`), minted for the run with the least permissions `changes` needs and revoked
+         *     when the run ends; without an app, the repository is cloned without one (public repositories) and the
+         *     changes stay a patch.
+         *     `repository`, `ref`, `branch` and `commitMessage` are Liquid templates over the run's context, as the
+         *     prompt is, checked when the job is saved.
+         * @example {
+         *       "repository": "{{ payload.repository.full_name }}",
+         *       "branch": "flows/issue-{{ payload.issue.number }}",
+         *       "githubAppId": "gha_4k8m2p6r9t1w",
+         *       "changes": "pull-request"
+         *     }
+         */
+        JobWorkspace: {
+            /** @description Template of the repository as `owner/name`, for example `{{ payload.repository.full_name }}`. */
+            repository: string;
+            /** @description Template of the branch, tag or commit to start from, for example `{{ payload.pull_request.head.ref }}`; default: the repository's default branch. */
+            ref?: string;
+            /** @description Template of the branch the run's changes go to, for example `flows/issue-{{ payload.issue.number }}`; default: `flows/<job slug>-<run id>`. Never the repository's default branch. */
+            branch?: string;
+            /** @description The GitHub App connection whose installation on the repository gives the run its token. */
+            githubAppId?: string;
+            /**
+             * @description What happens to the agent's changes: `pull-request` (default: push the branch and open or update its pull request), `push` (push the branch only), `patch-only` (nothing leaves Flows: the patch is kept on the run).
+             * @enum {string}
+             */
+            changes?: "pull-request" | "push" | "patch-only";
+            /** @description Template of the commit message; default: the run's name, then the agent's final message. */
+            commitMessage?: string;
+        };
+        /**
+         * @description What a run with a repository workspace (`workspace` on its job) started from and what became of its changes.
+         * @example {
+         *       "repository": "acme/widgets",
+         *       "baseRef": "main",
+         *       "baseCommit": "3b18e512dba79e4c8300dd08aeb37f8e728b8dad",
+         *       "changed": true,
+         *       "branch": "flows/issue-42",
+         *       "commit": "a3c4b1e96e0d54f1a2b9f3c0e7d8a6b5c4f3e2d1",
+         *       "pushed": true,
+         *       "pullRequestUrl": "https://github.com/acme/widgets/pull/43",
+         *       "diffStat": {
+         *         "files": 2,
+         *         "insertions": 14,
+         *         "deletions": 3
+         *       },
+         *       "error": null
+         *     }
+         */
+        RunArtifacts: {
+            /** @description The repository (`owner/name`). */
+            repository: string;
+            /** @description The branch, tag or commit that was cloned. */
+            baseRef: string;
+            /** @description The commit the agent started from. */
+            baseCommit: string;
+            /** @description Whether the agent changed any file; false until the run succeeded (nothing is committed for a run that did not). */
+            changed: boolean;
+            /** @description The branch the changes were committed to; null when nothing was committed. */
+            branch: string | null;
+            /** @description The commit made of the changes; null when nothing was committed. */
+            commit: string | null;
+            /** @description Whether the branch was pushed. */
+            pushed: boolean;
+            /** @description The pull request opened or updated for the branch; null without one. */
+            pullRequestUrl: string | null;
+            /** @description The size of the change; null when nothing was committed. The patch itself is at `GET /api/v1/runs/{runId}/patch`. */
+            diffStat: {
+                /** @description Files changed. */
+                files: number;
+                /** @description Lines added. */
+                insertions: number;
+                /** @description Lines removed. */
+                deletions: number;
+            } | null;
+            /** @description Why the changes did not go out as the job's `workspace.changes` says (a push GitHub refused, a pull request it would not open); the run still succeeded, and the patch is kept. Null otherwise. */
+            error: string | null;
+        };
+        /**
+         * @description A GitHub App to connect. The private key and the webhook secret are stored encrypted and never returned.
+         * @example {
+         *       "name": "Flows for acme",
+         *       "appId": 1234567,
+         *       "privateKey": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow…\n-----END RSA PRIVATE KEY-----\n",
+         *       "webhookSecret": "whsec_3kd9s8f7g6h5"
+         *     }
+         */
+        GithubAppCreate: {
+            /** @description Display name. */
+            name: string;
+            /** @description The app's id (on its settings page, "App ID"). */
+            appId: number;
+            /** @description A private key of the app, in PEM (the file GitHub lets you download). Stored encrypted; never returned. */
+            privateKey: string;
+            /** @description The app's webhook secret, when its deliveries come to a Flows webhook source. Stored encrypted; never returned. */
+            webhookSecret?: string;
+            /**
+             * Format: uri
+             * @description Base URL of the GitHub REST API: `https://api.github.com` (default), or `https://HOST/api/v3` for GitHub Enterprise Server. Non-public addresses are refused unless the operator sets `FLOWS_ALLOW_PRIVATE_NETWORK=true`, as for VM-host connections.
+             */
+            apiBaseUrl?: string;
+            /**
+             * Format: uri
+             * @description Where repositories are cloned from: `https://github.com` for the default API, `https://HOST` for an API at `https://HOST/api/v3`; give it for other layouts.
+             */
+            webBaseUrl?: string;
+        };
+        /**
+         * @description Changes to a GitHub App connection; at least one field.
+         * @example {
+         *       "name": "Flows (acme)"
+         *     }
+         */
+        GithubAppUpdate: {
+            /** @description Display name. */
+            name?: string;
+            /** @description The app's id. */
+            appId?: number;
+            /** @description A new private key of the app, in PEM. Stored encrypted; never returned. */
+            privateKey?: string;
+            /** @description A new webhook secret, or null to clear it. Stored encrypted; never returned. */
+            webhookSecret?: string | null;
+            /**
+             * Format: uri
+             * @description Base URL of the GitHub REST API.
+             */
+            apiBaseUrl?: string;
+            /**
+             * Format: uri
+             * @description Where repositories are cloned from.
+             */
+            webBaseUrl?: string;
+        };
+        /**
+         * @description A connected GitHub App (metadata only; its private key and webhook secret are never returned).
+         * @example {
+         *       "id": "gha_4k8m2p6r9t1w",
+         *       "name": "Flows for acme",
+         *       "appId": 1234567,
+         *       "apiBaseUrl": "https://api.github.com",
+         *       "webBaseUrl": "https://github.com",
+         *       "hasWebhookSecret": true,
+         *       "createdAt": "2025-06-02T09:14:07Z",
+         *       "updatedAt": "2025-06-02T09:14:07Z",
+         *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+         *     }
+         */
+        GithubApp: {
+            /** @description Opaque identifier of the connection (for example `gha_…`). */
+            id: string;
+            /** @description Display name. */
+            name: string;
+            /** @description The app's id. */
+            appId: number;
+            /** @description Base URL of the GitHub REST API. */
+            apiBaseUrl: string;
+            /** @description Where repositories are cloned from. */
+            webBaseUrl: string;
+            /** @description Whether a webhook secret is stored. */
+            hasWebhookSecret: boolean;
+            /**
+             * Format: date-time
+             * @description When the connection was created.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When the connection was last changed.
+             */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description When diagnostics last succeeded for this connection; null if never.
+             */
+            lastVerifiedAt: string | null;
+        };
+        /**
+         * @description Result of checking a GitHub App connection. Steps run in order; a failed step ends the check.
+         * @example {
+         *       "githubAppId": "gha_4k8m2p6r9t1w",
+         *       "ok": true,
+         *       "startedAt": "2025-06-02T09:15:30Z",
+         *       "finishedAt": "2025-06-02T09:15:31Z",
+         *       "steps": [
+         *         {
+         *           "step": "app_authentication",
+         *           "ok": true,
+         *           "durationMs": 212,
+         *           "detail": "GitHub accepted the key for the app flows-acme (app id 1234567)."
+         *         },
+         *         {
+         *           "step": "installations",
+         *           "ok": true,
+         *           "durationMs": 530,
+         *           "detail": "Installed on 1 account, reaching 2 repositories."
+         *         }
+         *       ],
+         *       "installations": [
+         *         {
+         *           "id": 51234987,
+         *           "account": "acme",
+         *           "repositorySelection": "selected",
+         *           "repositories": [
+         *             "acme/widgets",
+         *             "acme/website"
+         *           ]
+         *         }
+         *       ]
+         *     }
+         */
+        GithubAppDiagnostics: {
+            /** @description Identifier of the checked connection. */
+            githubAppId: string;
+            /** @description True when every step succeeded. */
+            ok: boolean;
+            /**
+             * Format: date-time
+             * @description When the check started.
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description When the check ended.
+             */
+            finishedAt: string;
+            /** @description The steps that ran, in order. */
+            steps: {
+                /**
+                 * @description `app_authentication` (GitHub accepts a token the key signed), `installations` (where the app is installed and what it reaches).
+                 * @enum {string}
+                 */
+                step: "app_authentication" | "installations";
+                /** @description Whether the step succeeded. */
+                ok: boolean;
+                /** @description How long the step took, in milliseconds. */
+                durationMs: number;
+                /** @description What the step found, or why it failed. Never contains secrets. */
+                detail: string;
+            }[];
+            /** @description The app's installations (empty when the check failed before listing them). */
+            installations: {
+                /** @description The installation's id. */
+                id: number;
+                /** @description The user or organisation it is installed on. */
+                account: string;
+                /** @description `all` repositories of the account, or `selected` ones. */
+                repositorySelection: string;
+                /** @description The repositories the installation reaches (`owner/name`; at most 100). */
+                repositories: string[];
+            }[];
+        };
+        /**
          * @description An active OAuth access token issued to a client for the owner (metadata only; never the token value).
          * @example {
          *       "id": "at_7y3k9w2q5m8r",
@@ -3960,7 +4361,8 @@ export interface components {
          *           "turns": 7,
          *           "costUsd": 0.1843,
          *           "costSource": "reported"
-         *         }
+         *         },
+         *         "artifacts": null
          *       }
          *     }
          */
@@ -4410,6 +4812,8 @@ export interface components {
          * @example tgt_3m9q7z2r5k8d
          */
         targetId: string;
+        /** @description The GitHub App connection id. */
+        githubAppId: string;
         /**
          * @description The VM-host connection id.
          * @example vmc_6b1x4j8n2w7h
@@ -5887,7 +6291,8 @@ export interface operations {
                      *         "finishedAt": "2025-06-04T08:31:45Z",
                      *         "replayOf": null,
                      *         "attempt": 1,
-                     *         "usage": null
+                     *         "usage": null,
+                     *         "artifacts": null
                      *       }
                      *     ]
                      */
@@ -5947,7 +6352,8 @@ export interface operations {
                      *       "finishedAt": "2025-06-04T08:31:45Z",
                      *       "replayOf": null,
                      *       "attempt": 1,
-                     *       "usage": null
+                     *       "usage": null,
+                     *       "artifacts": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -6082,6 +6488,49 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    getRunPatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The run id.
+                 * @example run_2h7d9s4k1x0p
+                 */
+                runId: components["parameters"]["runId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The patch. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example diff --git a/README.md b/README.md
+                     *     index 3b18e51..a3c4b1e 100644
+                     *     --- a/README.md
+                     *     +++ b/README.md
+                     *     @@ -1 +1 @@
+                     *     -Widgets for evey team
+                     *     +Widgets for every team
+                     */
+                    "text/x-diff": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     stopRun: {
         parameters: {
             query?: never;
@@ -6122,7 +6571,8 @@ export interface operations {
                      *       "finishedAt": null,
                      *       "replayOf": null,
                      *       "attempt": 1,
-                     *       "usage": null
+                     *       "usage": null,
+                     *       "artifacts": null
                      *     }
                      */
                     "application/json": components["schemas"]["Run"];
@@ -7800,6 +8250,295 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listGithubApps: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The GitHub App connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "gha_4k8m2p6r9t1w",
+                     *         "name": "Flows for acme",
+                     *         "appId": 1234567,
+                     *         "apiBaseUrl": "https://api.github.com",
+                     *         "webBaseUrl": "https://github.com",
+                     *         "hasWebhookSecret": true,
+                     *         "createdAt": "2025-06-02T09:14:07Z",
+                     *         "updatedAt": "2025-06-02T09:14:07Z",
+                     *         "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["GithubApp"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createGithubApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Flows for acme",
+                 *       "appId": 1234567,
+                 *       "privateKey": "-----BEGIN RSA PRIVATE KEY-----\nMIIEow…\n-----END RSA PRIVATE KEY-----\n"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GithubAppCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "gha_4k8m2p6r9t1w",
+                     *       "name": "Flows for acme",
+                     *       "appId": 1234567,
+                     *       "apiBaseUrl": "https://api.github.com",
+                     *       "webBaseUrl": "https://github.com",
+                     *       "hasWebhookSecret": false,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-02T09:14:07Z",
+                     *       "lastVerifiedAt": null
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GithubApp"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getGithubApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The GitHub App connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "gha_4k8m2p6r9t1w",
+                     *       "name": "Flows for acme",
+                     *       "appId": 1234567,
+                     *       "apiBaseUrl": "https://api.github.com",
+                     *       "webBaseUrl": "https://github.com",
+                     *       "hasWebhookSecret": true,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-02T09:14:07Z",
+                     *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GithubApp"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteGithubApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateGithubApp: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Flows (acme)"
+                 *     }
+                 */
+                "application/json": components["schemas"]["GithubAppUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "gha_4k8m2p6r9t1w",
+                     *       "name": "Flows (acme)",
+                     *       "appId": 1234567,
+                     *       "apiBaseUrl": "https://api.github.com",
+                     *       "webBaseUrl": "https://github.com",
+                     *       "hasWebhookSecret": true,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-05T11:02:40Z",
+                     *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GithubApp"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runGithubAppDiagnostics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The GitHub App connection id. */
+                githubAppId: components["parameters"]["githubAppId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check's result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "githubAppId": "gha_4k8m2p6r9t1w",
+                     *       "ok": true,
+                     *       "startedAt": "2025-06-02T09:15:30Z",
+                     *       "finishedAt": "2025-06-02T09:15:31Z",
+                     *       "steps": [
+                     *         {
+                     *           "step": "app_authentication",
+                     *           "ok": true,
+                     *           "durationMs": 212,
+                     *           "detail": "GitHub accepted the key for the app flows-acme (app id 1234567)."
+                     *         },
+                     *         {
+                     *           "step": "installations",
+                     *           "ok": true,
+                     *           "durationMs": 530,
+                     *           "detail": "Installed on 1 account, reaching 2 repositories."
+                     *         }
+                     *       ],
+                     *       "installations": [
+                     *         {
+                     *           "id": 51234987,
+                     *           "account": "acme",
+                     *           "repositorySelection": "selected",
+                     *           "repositories": [
+                     *             "acme/widgets",
+                     *             "acme/website"
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": components["schemas"]["GithubAppDiagnostics"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

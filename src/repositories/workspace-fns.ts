@@ -1,0 +1,63 @@
+// The rules of a repository workspace that need no git and no network: what a repository name may be,
+// which branch a run's changes go to, what its token may do, and what its commit and pull request say.
+import type { components } from '../../generated/openapi';
+import type { RunUsage } from '../agents/agent-events-fns';
+import type { Permissions } from './github-api';
+
+export type JobWorkspace = components['schemas']['JobWorkspace'];
+export type Changes = NonNullable<JobWorkspace['changes']>;
+export type RunArtifacts = components['schemas']['RunArtifacts'];
+
+/** `owner/name` (a `.git` ending and surrounding blanks dropped), or null when it is not one. */
+export function parseRepository(value: string): { owner: string; name: string } | null {
+  const match = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{1,100})$/.exec(value.trim().replace(/\.git$/, ''));
+  if (!match || match[2] === '.' || match[2] === '..') return null;
+  return { owner: match[1], name: match[2] };
+}
+
+/** The branch of a run whose job names none: its own, so that nothing else is ever pushed over. */
+export const defaultBranchOf = (jobSlug: string, runId: string) => `flows/${jobSlug}-${runId}`;
+
+/** The least a run's token needs: reading for a patch, contents for a push, pull requests for one. */
+export function permissionsFor(changes: Changes): Permissions {
+  if (changes === 'patch-only') return { contents: 'read', metadata: 'read' };
+  if (changes === 'push') return { contents: 'write', metadata: 'read' };
+  return { contents: 'write', pull_requests: 'write', metadata: 'read' };
+}
+
+const MAX_SUBJECT = 72;
+
+/** The commit message: the job's own, or the run's name over the agent's last words. */
+export function commitMessageOf(given: string | null, runName: string, summary: string | null): string {
+  if (given?.trim()) return given.trim();
+  const subject = runName.length > MAX_SUBJECT ? `${runName.slice(0, MAX_SUBJECT - 1)}…` : runName;
+  return summary?.trim() ? `${subject}\n\n${summary.trim()}` : subject;
+}
+
+/** What the agent said last, where its result says it. */
+export function summaryOf(result: Record<string, unknown> | null | undefined): string | null {
+  const value = result?.summary ?? result?.text ?? result?.result;
+  return typeof value === 'string' && value.trim() ? value.trim() : null;
+}
+
+const usd = (value: number) => `$${value < 0.01 ? value.toFixed(4) : value.toFixed(2)}`;
+
+/** One line of what the agent spent, or null when nothing was read of it. */
+export function spentLine(usage: RunUsage | null | undefined): string | null {
+  if (!usage) return null;
+  const cost = usage.costUsd === null || usage.costUsd === undefined ? 'cost unknown' : usd(usage.costUsd);
+  return `${usage.inputTokens.toLocaleString('en-US')} tokens in, ${usage.outputTokens.toLocaleString('en-US')} out, ${usage.turns} turn${usage.turns === 1 ? '' : 's'}, ${cost}`;
+}
+
+/** The pull request's body: the agent's summary, the run's link and what it spent. */
+export function pullRequestBody({ summary, runUrl, usage, diffStat }: { summary: string | null; runUrl: string; usage: RunUsage | null; diffStat: { files: number; insertions: number; deletions: number } }): string {
+  const spent = spentLine(usage);
+  return [
+    summary ?? 'The agent made these changes.',
+    '',
+    '---',
+    `Run: ${runUrl}`,
+    `Changes: ${diffStat.files} file${diffStat.files === 1 ? '' : 's'}, +${diffStat.insertions} −${diffStat.deletions}`,
+    ...(spent ? [`Spent: ${spent}`] : []),
+  ].join('\n');
+}

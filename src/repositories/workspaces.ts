@@ -1,0 +1,183 @@
+// A run's repository workspace, from the clone before its agent starts to the pull request after it ends.
+// The clone and everything after it happen here, on the server, with a token minted for the one repository
+// (github-apps-service.ts); the agent gets a work tree and a `.git` copy of its own, and never the token,
+// the kept git folder, or a remote it could push to. What happens to the changes is recorded in the run's
+// trace (`workspace` events) and artifacts; a failure to push or to open the pull request is recorded
+// there too, and never fails a run whose agent succeeded.
+import { chmod, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import type { RunUsage } from '../agents/agent-events-fns';
+import type { TenantDb } from '../db/tenant-scope';
+import type { Outbound } from '../lib/outbound';
+import { clip } from '../lib/text';
+import { GithubFailure } from './github-api';
+import { GITHUB_API, webBaseOf, type GithubAppsService } from './github-apps-service';
+import { cloneInto, commitAll, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
+import { commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
+
+/** A workspace as one run asks for it: the job's settings with their templates rendered. */
+export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage'> & { ref: string | null; branch: string | null; commitMessage: string | null };
+
+/** What a workspace records in the run's trace (`workspace` events). */
+export type WorkspaceRecord = (data: Record<string, unknown>) => void;
+
+export interface Delivered {
+  artifacts: RunArtifacts;
+  /** The change as a patch; null when nothing changed or it is larger than the kept maximum. */
+  patch: string | null;
+}
+
+export interface PreparedWorkspace {
+  /** The work tree the agent gets, on this server. */
+  dir: string;
+  artifacts: RunArtifacts;
+  /** The token cloned with, which the run's trace must never show (masked like a secret). */
+  token: string | null;
+  /** After the agent succeeded: commits what changed and pushes it as the job says. */
+  deliver(outcome: { result: Record<string, unknown>; usage: RunUsage | null }): Promise<Delivered>;
+  /** Removes the folders and revokes the token, whatever happened. */
+  dispose(): Promise<void>;
+}
+
+export interface WorkspacesOptions {
+  apps: Pick<GithubAppsService, 'accessTo' | 'github'>;
+  outbound: Pick<Outbound, 'urlProblem'>;
+  /** Where a run's page is: pull requests link to it. */
+  baseUrl: URL;
+  /** The largest repository a run clones (its kept objects, and its checked-out files). */
+  maxBytes: number;
+  /** How long fetching and checking out may take. */
+  cloneTimeoutMs?: number;
+  /** Who commits the agent's changes. */
+  author?: { name: string; email: string };
+}
+
+const MAX_PATCH_BYTES = 5 * 1024 * 1024;
+export const DEFAULT_AUTHOR = { name: 'Flows', email: 'flows@users.noreply.invalid' };
+
+const failure = (err: unknown) => (err instanceof GitFailure || err instanceof GithubFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
+
+export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR }: WorkspacesOptions) {
+  return {
+    /**
+     * Clones the repository for the run `runId` of the job `jobSlug`; or why it cannot be (the run then
+     * fails as a setup failure: trying again mends none of these).
+     */
+    async prepare(db: TenantDb, request: WorkspaceRequest, run: { id: string; name: string; jobSlug: string }, record: WorkspaceRecord): Promise<PreparedWorkspace | { problem: string }> {
+      const changes: Changes = request.changes ?? 'pull-request';
+      const repository = parseRepository(request.repository);
+      if (!repository) return { problem: `\`workspace.repository\` came out as "${clip(request.repository)}", which is not a repository (\`owner/name\`).` };
+      const fullName = `${repository.owner}/${repository.name}`;
+      const branch = request.branch ?? defaultBranchOf(run.jobSlug, run.id);
+      if (!(await validBranch(branch))) return { problem: `\`workspace.branch\` came out as "${clip(branch)}", which is not a branch name git takes.` };
+
+      let token: string | null = null;
+      let revoke = async () => {};
+      let apiBaseUrl = GITHUB_API;
+      let webBaseUrl = webBaseOf(GITHUB_API);
+      if (request.githubAppId) {
+        const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes));
+        if ('problem' in granted) return granted;
+        ({ token, apiBaseUrl, webBaseUrl } = granted.access);
+        revoke = granted.revoke;
+      }
+      const remote: Remote = { url: `${webBaseUrl.replace(/\/+$/, '')}/${fullName}.git`, token };
+      const refused = outbound.urlProblem(remote.url);
+      if (refused) {
+        await revoke();
+        return { problem: `The repository's URL ${refused}.` };
+      }
+
+      const root = await mkdtemp(path.join(tmpdir(), `flows-run-${process.pid}-ws-`));
+      const dispose = async () => {
+        await revoke();
+        await rm(root, { recursive: true, force: true });
+      };
+      try {
+        // The agent's user may pass through the root to its work tree; the kept git folder is this server's alone.
+        await chmod(root, 0o711);
+        const gitDir = path.join(root, 'git');
+        const dir = path.join(root, 'work');
+        await mkdir(gitDir, { mode: 0o700 });
+        const began = Date.now();
+        const heads = await remoteHeads(remote, branch);
+        if (changes !== 'patch-only' && branch === heads.defaultBranch) {
+          await dispose();
+          return { problem: `\`workspace.branch\` came out as "${clip(branch)}", the repository's default branch: runs push only to branches of their own.` };
+        }
+        // A branch that exists already is continued (a follow-up run); otherwise the run starts from the ref.
+        const continued = heads.branchCommit !== null;
+        const ref = continued ? branch : (request.ref ?? heads.defaultBranch);
+        if (!ref) {
+          await dispose();
+          return { problem: `${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.` };
+        }
+        const baseCommit = await cloneInto({ remote, ref, branch, gitDir, workTree: dir, maxBytes, timeoutMs: cloneTimeoutMs });
+        await giveAgentCopy(gitDir, dir);
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, ...(continued && { continued: true }) });
+
+        const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
+        // The pull request goes into the branch the run started from, unless that was a tag or a commit.
+        const base = !continued && request.ref && !/^[0-9a-f]{40}$/.test(request.ref) ? request.ref : heads.defaultBranch;
+
+        return {
+          dir,
+          artifacts,
+          token,
+          dispose,
+          async deliver({ result, usage }): Promise<Delivered> {
+            const name = run.name;
+            const given = { ...artifacts };
+            const committed = await commitAll({ gitDir, workTree: dir, message: commitMessageOf(request.commitMessage, name, summaryOf(result)), author }).catch((err) => {
+              given.error = `The changes could not be committed: ${failure(err)}`;
+              return null;
+            });
+            if (!committed) {
+              if (given.error) record({ step: 'failed', message: given.error });
+              else record({ step: 'unchanged', message: 'The agent changed no file: nothing is pushed.' });
+              return { artifacts: given, patch: null };
+            }
+            const diffStat = { files: committed.files, insertions: committed.insertions, deletions: committed.deletions };
+            record({ step: 'committed', commit: committed.commit, ...diffStat });
+            Object.assign(given, { changed: true, branch, commit: committed.commit, diffStat });
+            const patch = await patchOf(gitDir, MAX_PATCH_BYTES).catch(() => null);
+            if (changes === 'patch-only') return { artifacts: given, patch };
+            const fail = (message: string) => {
+              given.error = message;
+              record({ step: 'failed', message });
+              return { artifacts: given, patch };
+            };
+            if (!token) return fail('No GitHub App gives this job a token (`workspace.githubAppId`): the changes are kept as a patch only.');
+            try {
+              await pushBranch({ gitDir, remote, branch, expected: heads.branchCommit });
+            } catch (err) {
+              return fail(`The branch ${branch} could not be pushed: ${failure(err)}`);
+            }
+            given.pushed = true;
+            record({ step: 'pushed', branch, commit: committed.commit });
+            if (changes !== 'pull-request') return { artifacts: given, patch };
+            try {
+              const api = await apps.github.withToken(apiBaseUrl, token);
+              const body = pullRequestBody({ summary: summaryOf(result), runUrl: new URL(`/console/runs/${run.id}`, baseUrl).href, usage, diffStat });
+              const open = await api.openPullRequest(repository.owner, repository.name, branch);
+              if (open) await api.updatePull(repository.owner, repository.name, open.number, body);
+              if (!open && !base) return fail(`${fullName} has no default branch to open the pull request against.`);
+              const pull = open ?? (await api.openPull(repository.owner, repository.name, { title: name, body, head: branch, base: base! }));
+              given.pullRequestUrl = pull.url;
+              record({ step: 'pull_request', url: pull.url, number: pull.number, action: open ? 'updated' : 'opened' });
+            } catch (err) {
+              return fail(`The pull request could not be opened: ${failure(err)}`);
+            }
+            return { artifacts: given, patch };
+          },
+        };
+      } catch (err) {
+        await dispose();
+        return { problem: `The repository ${fullName} could not be cloned: ${failure(err)}` };
+      }
+    },
+  };
+}
+
+export type Workspaces = ReturnType<typeof createWorkspaces>;

@@ -1,0 +1,240 @@
+// GitHub App connections and repository workspaces, against GitHub on loopback (test/support/fake-github.ts):
+// a real git server behind installation tokens and a REST API that verifies the app's JWT. A run clones its
+// repository, the sandboxed agent edits it, and Flows commits, pushes its own branch and opens one pull
+// request; the token never reaches the agent, its files, the trace or any answer.
+import { startTestApp, type TestApp } from '../support/app';
+import { agentCommand } from '../support/agent';
+import { startFakeGithub, type FakeGithub } from '../support/fake-github';
+import { call } from '../support/http';
+import { accessToken, createOwner, type TestOwner } from '../support/identity';
+import { runSettled } from '../support/kit';
+
+// The agent: fixes the typo (or changes nothing), and says whether it can find a token anywhere it can look.
+const AGENT = `prompt=$(cat)
+if env | grep -q ghs_; then echo "TOKEN IN ENV"; fi
+if grep -rqs ghs_ . ; then echo "TOKEN IN FILES"; fi
+echo "head=$(git log --format=%s -1 2>&1)"
+case "$prompt" in
+  nothing*) echo '{"summary":"Nothing needed changing."}' ;;
+  *) sed -i 's/evey/every/' README.md && echo "$prompt" >> NOTES.md && echo '{"summary":"Fixed the typo in the README."}' ;;
+esac
+`;
+
+let app: TestApp;
+let github: FakeGithub;
+let owner: TestOwner;
+let bearer: Record<string, string>;
+let appId: string;
+
+beforeAll(async () => {
+  github = await startFakeGithub();
+  github.addRepository('acme/widgets', { 'README.md': 'Widgets for evey team\n', 'src/index.js': 'module.exports = 1;\n' });
+  github.addRepository('other/secret', { 'README.md': 'not yours\n' }, { installationId: null });
+  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 } });
+  owner = await createOwner(app.database.db);
+  bearer = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
+  const created = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'Flows test', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl } });
+  expect(created.status).toBe(201);
+  appId = created.body.id;
+});
+afterAll(async () => {
+  // Every token minted for a run is a secret the scan at close looks for in answers, logs and rows.
+  for (const token of github.tokens.keys()) app.rememberSecret(token);
+  await app.close();
+  await github.close();
+});
+
+async function createJob(workspace: Record<string, unknown>, extra: Record<string, unknown> = {}) {
+  const res = await call(app, 'POST', '/api/v1/jobs', {
+    headers: bearer,
+    body: { name: 'Fix it', promptTemplate: '{{ data.task | default: "fix" }}', executionTargetId: 'local', runNameTemplate: 'Fix #{{ data.issue | default: 0 }}', workspace, ...extra },
+  });
+  expect(res.status).toBe(201);
+  return res.body;
+}
+const runOf = async (jobId: string, data: Record<string, unknown>) => {
+  const invoked = await call(app, 'POST', `/api/v1/jobs/${jobId}/invocations`, { headers: bearer, body: { data } });
+  expect(invoked.status).toBe(202);
+  return runSettled(app, bearer, invoked.body.runId);
+};
+const traceOf = async (runId: string) => (await call(app, 'GET', `/api/v1/runs/${runId}/trace?limit=100`, { headers: bearer })).body as { type: string; data: any }[];
+const outputOf = (trace: { type: string; data: any }[]) => trace.filter((event) => event.type === 'agent_output').map((event) => event.data.text);
+
+describe('GitHub App connections', () => {
+  it('keep the key sealed: answers carry metadata only, and the site follows the API', async () => {
+    const res = await call(app, 'GET', `/api/v1/github-apps/${appId}`, { headers: bearer });
+    expect(res.body).toEqual({
+      id: appId,
+      name: 'Flows test',
+      appId: github.app.id,
+      apiBaseUrl: github.apiBaseUrl,
+      webBaseUrl: github.url,
+      hasWebhookSecret: false,
+      createdAt: expect.any(String),
+      updatedAt: expect.any(String),
+      lastVerifiedAt: null,
+    });
+    expect((await call(app, 'GET', '/api/v1/github-apps', { headers: bearer })).body.map((row: { id: string }) => row.id)).toContain(appId);
+    const patched = await call(app, 'PATCH', `/api/v1/github-apps/${appId}`, { headers: bearer, body: { webhookSecret: 'whsec_app_secret_1' } });
+    expect(patched.body.hasWebhookSecret).toBe(true);
+    expect((await call(app, 'PATCH', `/api/v1/github-apps/${appId}`, { headers: bearer, body: { webhookSecret: null } })).body.hasWebhookSecret).toBe(false);
+  });
+
+  it('refuses a key that is not a private RSA key, and an API on a URL with credentials', async () => {
+    const bad = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'x', appId: 1, privateKey: 'not a key' } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.message).toContain('`privateKey` is not a private key in PEM');
+    const creds = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'x', appId: 1, privateKey: github.app.privateKey, apiBaseUrl: 'https://u:p@ghe.example.com/api/v3' } });
+    expect(creds.status).toBe(400);
+    expect(creds.body.error.message).toContain('`apiBaseUrl`');
+  });
+
+  it('diagnostics: GitHub accepts the key, and the installations and their repositories are listed', async () => {
+    const res = await call(app, 'POST', `/api/v1/github-apps/${appId}/diagnostics`, { headers: bearer });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ githubAppId: appId, ok: true, installations: [{ id: 1, account: 'acme', repositorySelection: 'selected', repositories: ['acme/widgets'] }] });
+    expect(res.body.steps.map((step: { step: string; ok: boolean }) => [step.step, step.ok])).toEqual([
+      ['app_authentication', true],
+      ['installations', true],
+    ]);
+    expect(res.body.steps[0].detail).toContain('flows-test');
+    // The tokens it minted to list repositories were revoked at once.
+    expect([...github.tokens.values()].every((token) => token.revoked)).toBe(true);
+    expect((await call(app, 'GET', `/api/v1/github-apps/${appId}`, { headers: bearer })).body.lastVerifiedAt).not.toBeNull();
+  });
+
+  it('diagnostics say so when GitHub does not accept the key', async () => {
+    const { generateKeyPairSync } = await import('node:crypto');
+    const other = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
+    const created = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'Wrong key', appId: github.app.id, privateKey: other, apiBaseUrl: github.apiBaseUrl } });
+    const res = await call(app, 'POST', `/api/v1/github-apps/${created.body.id}/diagnostics`, { headers: bearer });
+    expect(res.body.ok).toBe(false);
+    expect(res.body.steps).toEqual([{ step: 'app_authentication', ok: false, durationMs: expect.any(Number), detail: expect.stringContaining('GitHub answered 401') }]);
+    expect((await call(app, 'DELETE', `/api/v1/github-apps/${created.body.id}`, { headers: bearer })).status).toBe(204);
+  });
+});
+
+describe('jobs with a workspace', () => {
+  it('are checked at save: templates over the run\'s context, and an app of the tenant', async () => {
+    const unknown = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: '{{ payload.repository.full_name }}' } } });
+    expect(unknown.status).toBe(400);
+    expect(unknown.body.error.message).toContain('`workspace.repository`');
+    const noApp = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', githubAppId: 'gha_nope' } } });
+    expect(noApp.status).toBe(400);
+    expect(noApp.body.error.message).toContain('is not a GitHub App connection of this tenant');
+  });
+
+  it('clone, let the agent edit, then commit, push the run\'s own branch and open one pull request', async () => {
+    const job = await createJob({ repository: '{{ data.repository }}', branch: 'flows/issue-{{ data.issue }}', githubAppId: appId });
+    expect(job.workspace).toEqual({ repository: '{{ data.repository }}', branch: 'flows/issue-{{ data.issue }}', githubAppId: appId });
+    const run = await runOf(job.id, { repository: 'acme/widgets', issue: 42 });
+    expect(run).toMatchObject({ state: 'succeeded', name: 'Fix #42' });
+    expect(run.artifacts).toEqual({
+      repository: 'acme/widgets',
+      baseRef: 'main',
+      baseCommit: expect.stringMatching(/^[0-9a-f]{40}$/),
+      changed: true,
+      branch: 'flows/issue-42',
+      commit: expect.stringMatching(/^[0-9a-f]{40}$/),
+      pushed: true,
+      pullRequestUrl: `${github.url}/acme/widgets/pull/1`,
+      diffStat: { files: 2, insertions: 2, deletions: 1 },
+      error: null,
+    });
+    // On GitHub: the branch holds the change, main does not, and one pull request links the run.
+    expect(github.fileAt('acme/widgets', 'flows/issue-42', 'README.md')).toBe('Widgets for every team\n');
+    expect(github.fileAt('acme/widgets', 'main', 'README.md')).toBe('Widgets for evey team\n');
+    expect(github.branches('acme/widgets')['flows/issue-42']).toBe(run.artifacts.commit);
+    expect(github.log('acme/widgets', 'flows/issue-42')[0]).toBe('Fix #42 <flows@users.noreply.invalid>');
+    expect(github.pulls).toHaveLength(1);
+    expect(github.pulls[0]).toMatchObject({ repository: 'acme/widgets', title: 'Fix #42', head: 'flows/issue-42', base: 'main' });
+    expect(github.pulls[0].body).toContain('Fixed the typo in the README.');
+    expect(github.pulls[0].body).toContain(`/console/runs/${run.id}`);
+    // The run's token reached this one repository with what a pull request needs, and was revoked at its end.
+    const minted = [...github.tokens.values()].at(-1)!;
+    expect(minted).toMatchObject({ repositories: ['acme/widgets'], permissions: { contents: 'write', pull_requests: 'write', metadata: 'read' }, revoked: true });
+
+    const trace = await traceOf(run.id);
+    const steps = trace.filter((event) => event.type === 'workspace').map((event) => event.data.step);
+    expect(steps).toEqual(['cloned', 'committed', 'pushed', 'pull_request']);
+    expect(trace.find((event) => event.type === 'workspace')!.data).toMatchObject({ repository: 'acme/widgets', ref: 'main', commit: run.artifacts.baseCommit });
+    // The agent, in its sandbox, had the files and a history of its own, and no token anywhere it could look.
+    expect(trace.find((event) => event.type === 'target_provisioning')!.data).toMatchObject({ sandbox: 'bubblewrap' });
+    const output = outputOf(trace);
+    expect(output).toContain('head=First commit');
+    expect(output.join('\n')).not.toContain('TOKEN IN');
+
+    const patch = await call(app, 'GET', `/api/v1/runs/${run.id}/patch`, { headers: bearer });
+    expect(patch.status).toBe(200);
+    expect(patch.headers['content-type']).toMatch(/^text\/x-diff/);
+    expect(patch.text).toContain('-Widgets for evey team');
+    expect(patch.text).toContain('+Widgets for every team');
+    expect(patch.text).toContain('Subject: [PATCH] Fix #42');
+
+    // A follow-up on the same issue continues the branch, and its pull request is updated, not doubled.
+    const again = await runOf(job.id, { repository: 'acme/widgets', issue: 42, task: 'fix more' });
+    expect(again.state).toBe('succeeded');
+    const againTrace = await traceOf(again.id);
+    expect(againTrace.find((event) => event.type === 'workspace')!.data).toMatchObject({ step: 'cloned', ref: 'flows/issue-42', continued: true, commit: run.artifacts.commit });
+    expect(againTrace.filter((event) => event.type === 'workspace').map((event) => event.data.step)).toEqual(['cloned', 'committed', 'pushed', 'pull_request']);
+    expect(againTrace.find((event) => event.data.step === 'pull_request')!.data).toMatchObject({ action: 'updated', number: 1 });
+    expect(again.artifacts).toMatchObject({ baseRef: 'flows/issue-42', baseCommit: run.artifacts.commit, changed: true, pushed: true, pullRequestUrl: run.artifacts.pullRequestUrl, diffStat: { files: 1, insertions: 1, deletions: 0 } });
+    expect(github.fileAt('acme/widgets', 'flows/issue-42', 'NOTES.md')).toBe('fix\nfix more\n');
+    expect(github.log('acme/widgets', 'flows/issue-42').slice(0, 3)).toEqual(['Fix #42 <flows@users.noreply.invalid>', 'Fix #42 <flows@users.noreply.invalid>', 'First commit <ada@example.test>']);
+    expect(github.pulls).toHaveLength(1);
+    expect(github.pulls[0].edits).toBe(1);
+    expect(github.pulls[0].body).toContain(`/console/runs/${again.id}`);
+  });
+
+  it('commit with the job\'s own message when it gives one', async () => {
+    const job = await createJob({ repository: 'acme/widgets', githubAppId: appId, changes: 'push', commitMessage: 'Fix issue {{ data.issue }}\n\nAsked for in #{{ data.issue }}.' });
+    const run = await runOf(job.id, { issue: 77 });
+    expect(run.artifacts).toMatchObject({ pushed: true, pullRequestUrl: null });
+    expect(github.log('acme/widgets', `flows/${job.slug}-${run.id}`)[0]).toBe('Fix issue 77 <flows@users.noreply.invalid>');
+    expect([...github.tokens.values()].at(-1)!.permissions).toEqual({ contents: 'write', metadata: 'read' });
+  });
+
+  it('push nothing when the agent changed nothing', async () => {
+    const job = await createJob({ repository: 'acme/widgets', githubAppId: appId });
+    const pushes = github.gitRequests.filter((request) => request.service === 'git-receive-pack').length;
+    const run = await runOf(job.id, { task: 'nothing to do' });
+    expect(run.state).toBe('succeeded');
+    expect(run.artifacts).toMatchObject({ changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null });
+    expect(github.gitRequests.filter((request) => request.service === 'git-receive-pack').length).toBe(pushes);
+    expect((await call(app, 'GET', `/api/v1/runs/${run.id}/patch`, { headers: bearer })).status).toBe(404);
+  });
+
+  it('keep the changes as a patch only when the job says so, with a token that may only read', async () => {
+    const job = await createJob({ repository: 'acme/widgets', githubAppId: appId, changes: 'patch-only' });
+    const run = await runOf(job.id, { issue: 9 });
+    expect(run.artifacts).toMatchObject({ changed: true, pushed: false, pullRequestUrl: null, branch: `flows/${job.slug}-${run.id}` });
+    expect(github.branches('acme/widgets')[`flows/${job.slug}-${run.id}`]).toBeUndefined();
+    expect([...github.tokens.values()].at(-1)!.permissions).toEqual({ contents: 'read', metadata: 'read' });
+    expect((await call(app, 'GET', `/api/v1/runs/${run.id}/patch`, { headers: bearer })).text).toContain('+Widgets for every team');
+  });
+
+  it('fail as a setup failure, saying why, for a repository the app is not installed on', async () => {
+    const job = await createJob({ repository: 'other/secret', githubAppId: appId });
+    const run = await runOf(job.id, {});
+    expect(run.state).toBe('failed');
+    expect(run.error).toContain('is not installed on other/secret');
+    expect(run.artifacts).toBeNull();
+    expect(github.gitRequests.some((request) => request.repository === 'other/secret')).toBe(false);
+  });
+
+  it('never push to the default branch, and refuse a branch name git does not take', async () => {
+    const onMain = await runOf((await createJob({ repository: 'acme/widgets', githubAppId: appId, branch: 'main' })).id, {});
+    expect(onMain.state).toBe('failed');
+    expect(onMain.error).toContain("the repository's default branch");
+    const bad = await runOf((await createJob({ repository: 'acme/widgets', githubAppId: appId, branch: 'flows/..bad' })).id, {});
+    expect(bad.error).toContain('not a branch name git takes');
+    const notRepo = await runOf((await createJob({ repository: '{{ data.repository }}', githubAppId: appId })).id, { repository: 'no slash' });
+    expect(notRepo.error).toContain('is not a repository (`owner/name`)');
+  });
+
+  it('an app in use by a job cannot be deleted', async () => {
+    const res = await call(app, 'DELETE', `/api/v1/github-apps/${appId}`, { headers: bearer });
+    expect(res.status).toBe(409);
+    expect(res.body.error.code).toBe('in_use');
+  });
+});

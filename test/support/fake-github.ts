@@ -1,0 +1,254 @@
+// GitHub on loopback, as a GitHub App meets it: the REST API (under /api/v3, as GitHub Enterprise Server
+// lays it out) verifies the app's RS256 JWT with the app's public key, mints installation tokens scoped to
+// repositories and permissions, and records pull requests; the same origin serves real git repositories
+// over smart HTTP (`git http-backend`), opened only by a live installation token of a repository it was
+// minted for (Basic `x-access-token:<token>`, as GitHub takes it), or anonymously for public ones.
+import { execFileSync, spawn } from 'node:child_process';
+import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+export interface MintedToken {
+  token: string;
+  installationId: number;
+  repositories: string[];
+  permissions: Record<string, string>;
+  revoked: boolean;
+}
+
+export interface PullRecord {
+  repository: string;
+  number: number;
+  title: string;
+  body: string;
+  head: string;
+  base: string;
+  url: string;
+  edits: number;
+}
+
+const gitEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', PATH: process.env.PATH ?? '/usr/bin:/bin' };
+const gitIn = (cwd: string, args: string[], input?: string) => execFileSync('git', args, { cwd, env: { ...gitEnv, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.test', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.test' }, input, encoding: 'utf8' });
+
+export async function startFakeGithub() {
+  const root = mkdtempSync(path.join(tmpdir(), 'fake-github-'));
+  const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
+  const app = { id: 424242, slug: 'flows-test', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), publicKey: publicKey as KeyObject };
+  const installations = new Map<number, { account: string; repositories: string[] }>();
+  const publicRepositories = new Set<string>();
+  const tokens = new Map<string, MintedToken>();
+  const pulls: PullRecord[] = [];
+  /** Every git request: the repository, the service, and whose token (null: anonymous). */
+  const gitRequests: { repository: string; service: string; token: string | null }[] = [];
+  const apiRequests: { method: string; path: string }[] = [];
+  let url = '';
+
+  const send = (res: ServerResponse, status: number, body?: unknown) => {
+    res.writeHead(status, { 'content-type': 'application/json' });
+    res.end(body === undefined ? '' : JSON.stringify(body));
+  };
+  const bodyOf = async (req: IncomingMessage) => {
+    const chunks: Buffer[] = [];
+    for await (const chunk of req) chunks.push(chunk as Buffer);
+    return Buffer.concat(chunks);
+  };
+
+  /** The app's JWT, verified as GitHub does; null when it is not one. */
+  function appFromJwt(header: string | undefined): boolean {
+    const jwt = /^Bearer (.+)$/i.exec(header ?? '')?.[1];
+    if (!jwt) return false;
+    const [head, payload, signature] = jwt.split('.');
+    if (!signature || !verify('RSA-SHA256', Buffer.from(`${head}.${payload}`), app.publicKey, Buffer.from(signature, 'base64url'))) return false;
+    const claims = JSON.parse(Buffer.from(payload, 'base64url').toString()) as { iss: string | number; exp: number; iat: number };
+    const now = Date.now() / 1000;
+    return String(claims.iss) === String(app.id) && claims.exp > now && claims.iat <= now + 60 && claims.exp - claims.iat <= 600;
+  }
+  const liveToken = (value: string | null | undefined) => {
+    const minted = value ? tokens.get(value) : undefined;
+    return minted && !minted.revoked ? minted : null;
+  };
+
+  async function api(req: IncomingMessage, res: ServerResponse, route: string) {
+    const method = req.method ?? 'GET';
+    apiRequests.push({ method, path: route });
+    const [pathname, search = ''] = route.split('?');
+    const query = new URLSearchParams(search);
+    const parts = pathname.split('/').filter(Boolean);
+    if (parts[0] === 'app' || (parts[0] === 'repos' && parts[3] === 'installation')) {
+      if (!appFromJwt(req.headers.authorization)) return send(res, 401, { message: 'A JSON web token could not be decoded' });
+      if (method === 'GET' && pathname === '/app') return send(res, 200, { id: app.id, slug: app.slug, name: 'Flows test' });
+      if (method === 'GET' && pathname === '/app/installations') {
+        return send(res, 200, [...installations].map(([id, installation]) => ({ id, account: { login: installation.account }, repository_selection: 'selected' })));
+      }
+      if (parts[0] === 'repos') {
+        const repository = `${parts[1]}/${parts[2]}`;
+        const found = [...installations].find(([, installation]) => installation.repositories.includes(repository));
+        return found ? send(res, 200, { id: found[0] }) : send(res, 404, { message: 'Not Found' });
+      }
+      const minting = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(pathname);
+      if (method === 'POST' && minting) {
+        const installationId = Number(minting[1]);
+        const installation = installations.get(installationId);
+        if (!installation) return send(res, 404, { message: 'Not Found' });
+        const asked = JSON.parse((await bodyOf(req)).toString() || '{}') as { repositories?: string[]; permissions?: Record<string, string> };
+        const repositories = asked.repositories ? asked.repositories.map((name) => installation.repositories.find((full) => full.endsWith(`/${name}`))) : installation.repositories;
+        if (repositories.some((repository) => !repository)) return send(res, 422, { message: 'There is at least one repository that does not exist or is not accessible to the parent installation.' });
+        const token = `ghs_${randomBytes(18).toString('base64url')}`;
+        const permissions = asked.permissions ?? { contents: 'write', pull_requests: 'write', metadata: 'read' };
+        tokens.set(token, { token, installationId, repositories: repositories as string[], permissions, revoked: false });
+        return send(res, 201, { token, expires_at: new Date(Date.now() + 3_600_000).toISOString(), permissions, repository_selection: 'selected' });
+      }
+      return send(res, 404, { message: 'Not Found' });
+    }
+    const minted = liveToken(/^(?:token|Bearer) (.+)$/i.exec(req.headers.authorization ?? '')?.[1]);
+    if (!minted) return send(res, 401, { message: 'Bad credentials' });
+    if (method === 'GET' && pathname === '/installation/repositories') {
+      return send(res, 200, { total_count: minted.repositories.length, repositories: minted.repositories.map((full_name) => ({ full_name })) });
+    }
+    if (method === 'DELETE' && pathname === '/installation/token') {
+      minted.revoked = true;
+      return send(res, 204);
+    }
+    if (parts[0] === 'repos' && parts[3] === 'pulls') {
+      const repository = `${parts[1]}/${parts[2]}`;
+      if (!minted.repositories.includes(repository)) return send(res, 404, { message: 'Not Found' });
+      const view = (pull: PullRecord) => ({ number: pull.number, html_url: pull.url, title: pull.title, body: pull.body, head: { ref: pull.head }, base: { ref: pull.base } });
+      if (method === 'GET' && parts.length === 4) {
+        const head = query.get('head')?.split(':')[1];
+        return send(res, 200, pulls.filter((pull) => pull.repository === repository && (!head || pull.head === head)).map(view));
+      }
+      if (minted.permissions.pull_requests !== 'write') return send(res, 403, { message: 'Resource not accessible by integration' });
+      if (method === 'POST' && parts.length === 4) {
+        const asked = JSON.parse((await bodyOf(req)).toString()) as { title: string; body: string; head: string; base: string };
+        const number = pulls.length + 1;
+        const pull = { repository, number, ...asked, url: `${url}/${repository}/pull/${number}`, edits: 0 };
+        pulls.push(pull);
+        return send(res, 201, view(pull));
+      }
+      const pull = pulls.find((candidate) => candidate.repository === repository && candidate.number === Number(parts[4]));
+      if (method === 'PATCH' && pull) {
+        Object.assign(pull, JSON.parse((await bodyOf(req)).toString()));
+        pull.edits++;
+        return send(res, 200, view(pull));
+      }
+    }
+    return send(res, 404, { message: 'Not Found' });
+  }
+
+  /** Smart HTTP through git http-backend, behind GitHub's rules for who may read and push. */
+  async function gitHttp(req: IncomingMessage, res: ServerResponse, repository: string, rest: string, search: string) {
+    const service = new URLSearchParams(search).get('service') ?? rest.replace(/^\//, '');
+    const basic = /^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1];
+    const [user, password] = basic ? Buffer.from(basic, 'base64').toString().split(':') : [];
+    const minted = user === 'x-access-token' ? liveToken(password) : null;
+    gitRequests.push({ repository, service, token: password ?? null });
+    const pushing = service === 'git-receive-pack';
+    const allowed = minted ? minted.repositories.includes(repository) && (!pushing || minted.permissions.contents === 'write') : !pushing && publicRepositories.has(repository);
+    if (!allowed) {
+      res.writeHead(minted || basic ? 403 : 401, { 'www-authenticate': 'Basic realm="GitHub"' });
+      return res.end(minted ? 'Permission denied' : 'Authentication failed');
+    }
+    const cgi = spawn('git', ['http-backend'], {
+      env: {
+        ...gitEnv,
+        GIT_PROJECT_ROOT: path.join(root, 'repos'),
+        GIT_HTTP_EXPORT_ALL: '1',
+        REMOTE_USER: 'x-access-token',
+        PATH_INFO: `/${repository}.git${rest}`,
+        REQUEST_METHOD: req.method ?? 'GET',
+        QUERY_STRING: search,
+        CONTENT_TYPE: req.headers['content-type'] ?? '',
+        ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
+        ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
+      },
+    });
+    req.pipe(cgi.stdin);
+    const chunks: Buffer[] = [];
+    cgi.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
+    await new Promise((resolve) => cgi.on('close', resolve));
+    const output = Buffer.concat(chunks);
+    const split = output.indexOf('\r\n\r\n');
+    const head = output.subarray(0, split).toString().split('\r\n');
+    let status = 200;
+    const headers: Record<string, string> = {};
+    for (const line of head) {
+      const [name, ...value] = line.split(': ');
+      if (name.toLowerCase() === 'status') status = Number(value.join(': ').split(' ')[0]);
+      else if (name) headers[name] = value.join(': ');
+    }
+    res.writeHead(status, headers);
+    res.end(output.subarray(split + 4));
+  }
+
+  const server = createServer((req, res) => {
+    const route = req.url ?? '/';
+    if (route.startsWith('/api/v3/')) return void api(req, res, route.slice('/api/v3'.length)).catch(() => send(res, 500, { message: 'fake GitHub failed' }));
+    const [pathname, search = ''] = route.split('?');
+    const git = /^\/([^/]+\/[^/]+?)\.git(\/.*)$/.exec(pathname);
+    if (git) return void gitHttp(req, res, git[1], git[2], search).catch(() => send(res, 500, { message: 'fake git failed' }));
+    send(res, 404, { message: 'Not Found' });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+
+  return {
+    url,
+    apiBaseUrl: `${url}/api/v3`,
+    app,
+    tokens,
+    pulls,
+    gitRequests,
+    apiRequests,
+    /** A repository with one commit of `files` on `main`, reached by installation `installationId` (null: none). */
+    addRepository(fullName: string, files: Record<string, string>, { installationId = 1 as number | null, account = fullName.split('/')[0], isPublic = false } = {}) {
+      const bare = path.join(root, 'repos', `${fullName}.git`);
+      mkdirSync(bare, { recursive: true });
+      gitIn(bare, ['init', '-q', '--bare', '-b', 'main']);
+      gitIn(bare, ['config', 'http.receivepack', 'true']);
+      gitIn(bare, ['config', 'uploadpack.allowReachableSHA1InWant', 'true']);
+      const work = mkdtempSync(path.join(root, 'seed-'));
+      gitIn(work, ['init', '-q', '-b', 'main']);
+      for (const [name, text] of Object.entries(files)) {
+        mkdirSync(path.dirname(path.join(work, name)), { recursive: true });
+        writeFileSync(path.join(work, name), text);
+      }
+      gitIn(work, ['add', '-A']);
+      gitIn(work, ['commit', '-q', '-m', 'First commit']);
+      gitIn(work, ['push', '-q', bare, 'main']);
+      rmSync(work, { recursive: true, force: true });
+      if (installationId !== null) {
+        const installation = installations.get(installationId) ?? { account, repositories: [] };
+        installation.repositories.push(fullName);
+        installations.set(installationId, installation);
+      }
+      if (isPublic) publicRepositories.add(fullName);
+    },
+    /** A file of `branch`, or null when the branch or the file is not there. */
+    fileAt(fullName: string, branch: string, file: string): string | null {
+      try {
+        return gitIn(path.join(root, 'repos', `${fullName}.git`), ['show', `${branch}:${file}`]);
+      } catch {
+        return null;
+      }
+    },
+    /** The branches of a repository, with their commits. */
+    branches(fullName: string): Record<string, string> {
+      const out = gitIn(path.join(root, 'repos', `${fullName}.git`), ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads']);
+      return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((line) => line.split(' ')));
+    },
+    /** Commits on `branch`, newest first: subject and author. */
+    log(fullName: string, branch: string): string[] {
+      return gitIn(path.join(root, 'repos', `${fullName}.git`), ['log', '--format=%s <%ae>', branch]).trim().split('\n');
+    },
+    async close() {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      rmSync(root, { recursive: true, force: true });
+    },
+  };
+}
+
+export type FakeGithub = Awaited<ReturnType<typeof startFakeGithub>>;
