@@ -1506,6 +1506,7 @@ export interface components {
             /**
              * @description Kind of event: `prompt_rendered`, `target_provisioning`, `agent_output` (a line of agent output as text: every line of a `command` agent, and any line of another kind's stream that is not one of its events), `result`, `error`, `state_changed` (`data` has `from` and `to`), `flow_control`, `trace_capped`, `network_denied` (the sandbox's egress proxy refused a connection: `data` has `host`, `port` and `reason`), `resource_limit` (the agent ran into a limit of its sandbox and was stopped: `data` has `limit`, one of `processes`, `memory`, `cpu`, `workspace`, `tmp`, `output`, and `message`).
              *     `workspace` (the repository workspace, `data.step` says which): `cloned` (`repository`, `ref`, `commit`, `durationMs`, `continued` when an existing branch was cloned), `unchanged` (the agent changed nothing: nothing is pushed), `committed` (`commit`, `files`, `insertions`, `deletions`), `pushed` (`branch`, `commit`), `pull_request` (`url`, `number`, `action`: `opened` or `updated`), `failed` (`message`: why the changes did not go out).
+             *     `report` (answering where the work was asked, `data.action` says which): `reaction`, `comment` (`url` of the progress comment), `check_run` (`url`), each with `ok`, and `message` when it failed; `skipped` (`message`: why the run reports nothing).
              *     Read from the event stream of an agent other than `command` (long texts are cut at 8,000 characters):
              *     - `session_started`: `agent` (its kind), `sessionId`, `model` where the CLI says, and `continuedFromRunId` when the run continued an earlier run's session (a run that was to continue one and could not has `notContinued`, saying why);
              *     - `message`: `text`, what the agent said;
@@ -1516,7 +1517,7 @@ export interface components {
              *     - `error` also carries the agent's own errors (`data.message`, `data.fatal`).
              * @enum {string}
              */
-            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "session_started" | "message" | "tool_call" | "tool_result" | "command" | "file_change" | "usage" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit" | "workspace";
+            type: "prompt_rendered" | "target_provisioning" | "agent_output" | "session_started" | "message" | "tool_call" | "tool_result" | "command" | "file_change" | "usage" | "result" | "error" | "state_changed" | "flow_control" | "trace_capped" | "network_denied" | "resource_limit" | "workspace" | "report";
             /** @description Event details; the fields depend on `type`. */
             data: {
                 [key: string]: unknown;
@@ -2090,6 +2091,7 @@ export interface components {
             agent?: components["schemas"]["JobAgent"];
             network?: components["schemas"]["JobNetwork"];
             workspace?: components["schemas"]["JobWorkspace"];
+            report?: components["schemas"]["JobReport"];
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -2126,6 +2128,8 @@ export interface components {
             network?: components["schemas"]["JobNetwork"] | null;
             /** @description Replaces the job's repository workspace; `null` removes it (runs start in an empty folder). */
             workspace?: components["schemas"]["JobWorkspace"] | null;
+            /** @description Replaces how the job's runs report where the work was asked; `null` removes it. */
+            report?: components["schemas"]["JobReport"] | null;
             env?: components["schemas"]["JobEnv"];
             /** @description What starts the job; may be empty. */
             triggers?: components["schemas"]["TriggerInput"][];
@@ -2444,6 +2448,8 @@ export interface components {
             network?: components["schemas"]["JobNetwork"];
             /** @description The repository the agent works on; absent when the job sets none (runs start in an empty folder). */
             workspace?: components["schemas"]["JobWorkspace"];
+            /** @description How the job's runs report where the work was asked; absent when the job sets none. */
+            report?: components["schemas"]["JobReport"];
             env: components["schemas"]["JobEnv"];
             /** @description Whether the job accepts invocations and its triggers fire. */
             enabled: boolean;
@@ -3185,6 +3191,23 @@ export interface components {
                 description: string;
                 /** @description Example use in a template. */
                 example: string;
+            }[];
+            /**
+             * @description Jobs that are often wanted, ready to adapt: each is the body of `POST /api/v1/jobs` without the
+             *     parts only you know (the webhook trigger's `sourceId`, the GitHub App's id in `workspace` and
+             *     `report`, the mention's name); its conditions are shown as they are and editable like any.
+             */
+            presets?: {
+                /** @description Stable name of the preset. */
+                id: string;
+                /** @description What it does, in a line. */
+                name: string;
+                /** @description What it expands to, and what to fill in. */
+                description: string;
+                /** @description The job it expands to (a `JobCreate` without the parts to fill in). */
+                job: {
+                    [key: string]: unknown;
+                };
             }[];
         };
         /**
@@ -3959,6 +3982,30 @@ export interface components {
             changes?: "pull-request" | "push" | "patch-only";
             /** @description Template of the commit message; default: the run's name, then the agent's final message. */
             commitMessage?: string;
+        };
+        /**
+         * @description Answering where the work was asked, for runs a GitHub delivery started (an issue, a pull request, a
+         *     comment on either): a 👀 reaction on what started the run, one progress comment created as the run
+         *     starts and edited in place as it advances (its state, the current step, the elapsed time, a link to
+         *     the run), ending with the result's summary, the pull request and the cost; and, where the delivery
+         *     names a pull request, a check run on its head commit. Each part is on unless set to false. Edits are
+         *     coalesced (at most one every few seconds). A failure to report is recorded in the run's trace
+         *     (`report` events) and never fails the run. Runs started otherwise report nothing.
+         * @example {
+         *       "reaction": true,
+         *       "comment": true,
+         *       "checkRun": false
+         *     }
+         */
+        JobReport: {
+            /** @description The GitHub App connection that reports; default: the workspace's `githubAppId`. The app needs Issues and Pull requests (read and write) and, for check runs, Checks (read and write). */
+            githubAppId?: string;
+            /** @description React with 👀 to the comment, issue or pull request that started the run (default: true). */
+            reaction?: boolean;
+            /** @description Keep one progress comment on the issue or pull request (default: true). */
+            comment?: boolean;
+            /** @description A check run on the pull request's head commit, from in progress to its conclusion (default: true). */
+            checkRun?: boolean;
         };
         /**
          * @description What a run with a repository workspace (`workspace` on its job) started from and what became of its changes.

@@ -58,6 +58,8 @@ export interface AppDeps {
   now?: () => Date;
   /** VM boot and polling times (tests). */
   vmhostTiming?: VmhostTiming;
+  /** How often a run's progress comment may be edited, at most (tests shorten it). */
+  reportEditEveryMs?: number;
   /** The local sandbox's name resolution and public addresses (tests: a stand-in on loopback). */
   localEgress?: LocalExecutorOptions['egress'];
 }
@@ -119,7 +121,7 @@ function mcpAtFirstUse(deps: McpDeps): RequestHandler {
   };
 }
 
-export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming, localEgress }: AppDeps): Promise<App> {
+export async function buildApp({ config, db, logger, contract = loadContract(), policies, now, vmhostTiming, localEgress, reportEditEveryMs }: AppDeps): Promise<App> {
   const resources = resourcesOf(config.baseUrl);
   const perMinute = (points: number): Policy => ({ points, durationSeconds: 60 });
   const limits = createRateLimits({
@@ -134,7 +136,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const access = createAccessService({ db });
   const bearer = createBearerVerifier({ db });
   const authorizer = createAuthorizer({ sessions, bearer, baseUrl: config.baseUrl, apiResource: resources.api });
-  const domains = createDomains({ config, db, logger, now, vmhostTiming, localEgress });
+  const domains = createDomains({ config, db, logger, now, vmhostTiming, localEgress, reportEditEveryMs });
   // Messages are taken from now on; repeating work begins as main.ts adds it.
   await domains.queue.start();
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };

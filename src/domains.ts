@@ -28,6 +28,7 @@ import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
 import { githubAppsHandlers } from './repositories/github-apps-handlers';
 import { createGithubAppsService } from './repositories/github-apps-service';
+import { createReporting } from './repositories/reporter';
 import { createWorkspaces } from './repositories/workspaces';
 import { DEFAULT_LIMITS } from './lib/resource-limits';
 import { secretsHandlers } from './secrets/secrets-handlers';
@@ -60,6 +61,7 @@ export function createDomains({
   now = () => new Date(),
   vmhostTiming,
   localEgress,
+  reportEditEveryMs,
 }: {
   config: Config;
   db: Db;
@@ -71,6 +73,8 @@ export function createDomains({
   vmhostTiming?: VmhostTiming;
   /** Where the local sandbox's egress proxy resolves names and which addresses it counts as public (tests: a stand-in on loopback). */
   localEgress?: LocalExecutorOptions['egress'];
+  /** How often a run's progress comment may be edited, at most (tests shorten it). */
+  reportEditEveryMs?: number;
 }) {
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
   /** This process among those sharing the database: its containers and the runs it executes carry it. */
@@ -119,6 +123,7 @@ export function createDomains({
   // A repository is as large as the local sandbox lets a workspace be (FLOWS_LOCAL_AGENT_WORKSPACE_MB).
   const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
   const workspaces = createWorkspaces({ apps: githubApps, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024 });
+  const reporting = createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
@@ -146,6 +151,7 @@ export function createDomains({
     tenantDb,
     jobs,
     workspaces,
+    reporting,
     targets,
     secrets,
     executors,

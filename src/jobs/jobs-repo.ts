@@ -27,6 +27,8 @@ export interface JobFields {
   agent?: Prisma.InputJsonValue;
   /** The repository its runs work on (`JobWorkspace`); null removes it. */
   workspace?: Prisma.InputJsonValue | null;
+  /** How its runs report where the work was asked (`JobReport`); null removes it. */
+  report?: Prisma.InputJsonValue | null;
 }
 
 /** A trigger as a row: what intake looks up by (source, watched job) is lifted out of `config`. */
@@ -75,12 +77,13 @@ export function createJobsRepo(db: TenantDb) {
     /** Changes the fields given and, when `triggers` is given, replaces them all; null when the job is gone. */
     update: (id: string, fields: JobFields, triggers: Trigger[] | undefined) =>
       db.$transaction(async (tx) => {
-        const { network, workspace, ...columns } = fields;
+        const { network, workspace, report, ...columns } = fields;
         // A JSON column is emptied by the database's NULL, which Prisma spells DbNull (the same in either client).
         const data = {
           ...columns,
           ...(network !== undefined && { network: network ?? Prisma.DbNull }),
           ...(workspace !== undefined && { workspace: workspace ?? Prisma.DbNull }),
+          ...(report !== undefined && { report: report ?? Prisma.DbNull }),
           updatedAt: new Date(),
         };
         const { count } = await tx.job.updateMany({ where: { id, deletedAt: null }, data });

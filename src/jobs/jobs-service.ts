@@ -51,6 +51,16 @@ const jobNotFound = () => new NotFound('No such job.');
 
 type JobNetwork = components['schemas']['JobNetwork'];
 type JobWorkspace = components['schemas']['JobWorkspace'];
+type JobReport = components['schemas']['JobReport'];
+
+/** The GitHub App connections a job names exist in its tenant, and reporting has one to report as. */
+async function checkRepository(githubApps: JobsDeps['githubApps'], db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
+  await githubApps.checkExists(db, workspace?.githubAppId, 'workspace.githubAppId');
+  await githubApps.checkExists(db, report?.githubAppId, 'report.githubAppId');
+  if (report && !report.githubAppId && !workspace?.githubAppId) {
+    throw new ValidationFailed('`report` needs a GitHub App to report as: set `report.githubAppId`, or `workspace.githubAppId`.');
+  }
+}
 
 /** The agent's settings must be ones its kind has, and an agent whose events are read needs a target that runs it. */
 async function checkAgent(targets: JobsDeps['targets'], db: TenantDb, agent: JobAgent | undefined, targetId: string | null) {
@@ -98,6 +108,7 @@ export function jobView(job: JobRow): JobView {
     flowControl: (job.flowControl ?? {}) as FlowControl,
     ...(job.network ? { network: job.network as JobNetwork } : {}),
     ...(job.workspace ? { workspace: job.workspace as JobWorkspace } : {}),
+    ...(job.report ? { report: job.report as JobReport } : {}),
     enabled: job.enabled,
     triggers: job.triggers.map((row) => ({ id: row.id, enabled: row.enabled, type: row.type, ...(row.config as object) }) as Trigger),
     createdAt: job.createdAt.toISOString(),
@@ -274,7 +285,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       const validators = checkJob({ ...fields, triggers });
       checkEnv(fields.env);
       checkNetwork(fields.network);
-      await githubApps.checkExists(db, fields.workspace?.githubAppId, 'workspace.githubAppId');
+      await checkRepository(githubApps, db, fields.workspace, fields.report);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkAgent(targets, db, fields.agent, fields.executionTargetId ?? null);
       await checkSecretsExist(secrets, db, fields.env);
@@ -325,7 +336,10 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       );
       checkEnv(fields.env);
       checkNetwork(fields.network);
-      await githubApps.checkExists(db, fields.workspace?.githubAppId ?? undefined, 'workspace.githubAppId');
+      if (fields.workspace !== undefined || fields.report !== undefined) {
+        const workspace = fields.workspace === undefined ? (job.workspace as JobWorkspace | null) : fields.workspace;
+        await checkRepository(githubApps, db, workspace, fields.report === undefined ? (job.report as JobReport | null) : fields.report);
+      }
       await targets.checkUsable(db, fields.executionTargetId);
       // A new target is checked against the agent the job keeps, and a new agent against its target.
       if (fields.agent !== undefined || fields.executionTargetId !== undefined) {

@@ -5,6 +5,8 @@
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
 
+const CALL_TIMEOUT_MS = 30_000;
+
 export interface AppCredentials {
   appId: number;
   privateKey: string;
@@ -48,7 +50,9 @@ async function call<T>(what: string, request: () => Promise<{ data: T }>): Promi
 export function createGithubApi(outbound: Outbound) {
   const requestFor = async (apiBaseUrl: string) => {
     const { request } = await import('@octokit/request');
-    return request.defaults({ baseUrl: apiBaseUrl.replace(/\/+$/, ''), headers: { 'user-agent': 'flows' }, request: { fetch: outbound.fetch } });
+    // A call GitHub does not answer ends, so that a run never waits on it for long.
+    const fetch = (url: string, init?: Parameters<Outbound['fetch']>[1]) => outbound.fetch(url, { ...init, signal: init?.signal ?? AbortSignal.timeout(CALL_TIMEOUT_MS) });
+    return request.defaults({ baseUrl: apiBaseUrl.replace(/\/+$/, ''), headers: { 'user-agent': 'flows' }, request: { fetch } });
   };
 
   return {
@@ -100,6 +104,34 @@ export function createGithubApi(outbound: Outbound) {
         },
         async updatePull(owner: string, repo: string, number: number, body: string): Promise<void> {
           await call('Updating the pull request failed', () => api('PATCH /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: number, body }));
+        },
+        /** 👀 on the comment that asked, or on the issue or pull request itself. */
+        async react(owner: string, repo: string, on: { comment: { id: number; review: boolean } | null; number: number | null }): Promise<void> {
+          const what = 'Reacting failed';
+          if (on.comment?.review) await call(what, () => api('POST /repos/{owner}/{repo}/pulls/comments/{comment_id}/reactions', { owner, repo, comment_id: on.comment!.id, content: 'eyes' }));
+          else if (on.comment) await call(what, () => api('POST /repos/{owner}/{repo}/issues/comments/{comment_id}/reactions', { owner, repo, comment_id: on.comment!.id, content: 'eyes' }));
+          else if (on.number !== null) await call(what, () => api('POST /repos/{owner}/{repo}/issues/{issue_number}/reactions', { owner, repo, issue_number: on.number!, content: 'eyes' }));
+        },
+        async comment(owner: string, repo: string, number: number, body: string): Promise<{ id: number; url: string }> {
+          const made = await call('Commenting failed', () => api('POST /repos/{owner}/{repo}/issues/{issue_number}/comments', { owner, repo, issue_number: number, body }));
+          return { id: Number(made.id), url: made.html_url };
+        },
+        async editComment(owner: string, repo: string, id: number, body: string): Promise<void> {
+          await call('Editing the progress comment failed', () => api('PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}', { owner, repo, comment_id: id, body }));
+        },
+        async headOf(owner: string, repo: string, number: number): Promise<string> {
+          return (await call('Reading the pull request failed', () => api('GET /repos/{owner}/{repo}/pulls/{pull_number}', { owner, repo, pull_number: number }))).head.sha;
+        },
+        async startCheck(owner: string, repo: string, check: { name: string; headSha: string; detailsUrl: string }): Promise<{ id: number; url: string }> {
+          const made = await call('Creating the check run failed', () =>
+            api('POST /repos/{owner}/{repo}/check-runs', { owner, repo, name: check.name, head_sha: check.headSha, status: 'in_progress', details_url: check.detailsUrl, started_at: new Date().toISOString() }),
+          );
+          return { id: Number(made.id), url: made.html_url ?? check.detailsUrl };
+        },
+        async endCheck(owner: string, repo: string, id: number, end: { conclusion: 'success' | 'failure' | 'cancelled' | 'timed_out'; title: string; summary: string }): Promise<void> {
+          await call('Completing the check run failed', () =>
+            api('PATCH /repos/{owner}/{repo}/check-runs/{check_run_id}', { owner, repo, check_run_id: id, status: 'completed', conclusion: end.conclusion, completed_at: new Date().toISOString(), output: { title: end.title, summary: end.summary } }),
+          );
         },
       };
     },

@@ -5,6 +5,7 @@
 import { isDatabaseUnavailable } from '../db/errors';
 import type { TenantDb } from '../db/tenant-scope';
 import { agentOf, isStreamKind, unheldCostBudget } from '../agents/agents-fns';
+import type { components } from '../../generated/openapi';
 import type { RunUsage, StreamKind } from '../agents/agent-events-fns';
 import type { Execution, Executor, Outcome, RunSpec } from '../integrations/executor';
 import { unusableTarget, type TargetsService } from '../integrations/targets-service';
@@ -14,6 +15,8 @@ import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
+import type { Reporter, Reporting } from '../repositories/reporter';
+import { spentLine, summaryOf, type RunArtifacts } from '../repositories/workspace-fns';
 import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
@@ -28,6 +31,8 @@ export interface RunnerDeps {
   jobs: Pick<JobsService, 'settings' | 'sessionKey' | 'renderWorkspace'>;
   /** Clones a job's repository for its run, and delivers the changes after it. */
   workspaces?: Workspaces;
+  /** Answers where a run's work was asked (`report` on its job). */
+  reporting?: Reporting;
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
@@ -122,7 +127,7 @@ function maskedEvents(masker: Masker, trace: ReturnType<typeof traceWriter>, tar
 }
 
 /** Trace entries of a running agent, written in batches: one transaction per batch, not per line. */
-function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
+function traceWriter(repo: RunsRepo, runId: string, logger: Logger, observe: (entry: TraceEntry) => void = () => {}) {
   let buffer: TraceEntry[] = [];
   /** What the agent spent, written with the next batch. */
   let usage: RunUsage | undefined;
@@ -147,6 +152,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   return {
     push(entry: TraceEntry) {
       buffer.push(entry);
+      observe(entry);
       if (buffer.length >= FLUSH_AT) void flush();
       else timer ??= setTimeout(flush, FLUSH_EVERY_MS);
     },
@@ -157,7 +163,7 @@ function traceWriter(repo: RunsRepo, runId: string, logger: Logger) {
   };
 }
 
-export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {}, executed = () => {} }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, secrets, executors, queue, logger, instanceId, sweeps, announceStop, notify, traceMaxLines, modelPrices = {}, executed = () => {} }: RunnerDeps) {
   const executions = new Map<string, { tenantId: string; stop(): void }>();
   /** Runs between being started by dispatch and their outcome written. */
   let executing = 0;
@@ -233,22 +239,41 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
    * The run's repository workspace, cloned (recorded in its trace and artifacts); null for a job without
    * one; or why the run cannot start with it.
    */
-  async function prepareWorkspace(db: TenantDb, job: JobRow, runId: string, executor: Executor, trace: ReturnType<typeof traceWriter>): Promise<PreparedWorkspace | null | { problem: string }> {
+  async function prepareWorkspace(db: TenantDb, job: JobRow, run: { id: string; name: string; context: Record<string, unknown> }, executor: Executor, trace: ReturnType<typeof traceWriter>): Promise<PreparedWorkspace | null | { problem: string }> {
     if (!job.workspace) return null;
     if (!workspaces || !executor.takesWorkspace) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target.' };
-    const repo = createRunsRepo(db);
-    const row = await repo.find(runId);
     let request;
     try {
-      request = await jobs.renderWorkspace(db, job, runContext((row?.inputs ?? {}) as Inputs, job));
+      request = await jobs.renderWorkspace(db, job, run.context);
     } catch (err) {
       if (err instanceof Error && 'code' in err) return { problem: err.message };
       throw err;
     }
-    const prepared = await workspaces.prepare(db, request!, { id: runId, name: row?.name ?? job.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
+    const prepared = await workspaces.prepare(db, request!, { id: run.id, name: run.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
     if ('problem' in prepared) return prepared;
-    await repo.setArtifacts(runId, prepared.artifacts);
+    await createRunsRepo(db).setArtifacts(run.id, prepared.artifacts);
     return prepared;
+  }
+
+  /** Starts answering where the run's work was asked, when its job says to. */
+  async function openReporter(db: TenantDb, job: JobRow, run: { id: string; name: string; attempt: number; context: Record<string, unknown> }, trace: ReturnType<typeof traceWriter>): Promise<Reporter | null> {
+    const report = job.report as components['schemas']['JobReport'] | null;
+    const githubAppId = report?.githubAppId ?? (job.workspace as { githubAppId?: string } | null)?.githubAppId;
+    if (!report || !reporting || !githubAppId) return null;
+    return reporting.open(db, { ...report, githubAppId }, run.context, { id: run.id, name: run.name, jobName: job.name, attempt: run.attempt }, (data) => trace.push({ type: 'report', data }));
+  }
+
+  /** What the run's progress comment ends with, from the run as it was left. */
+  async function finalReport(db: TenantDb, runId: string) {
+    const row = await createRunsRepo(db).find(runId);
+    const artifacts = row?.artifacts as RunArtifacts | null;
+    return {
+      state: row?.state ?? 'failed',
+      error: row?.error ?? null,
+      summary: summaryOf(row?.result as Record<string, unknown> | null),
+      pullRequestUrl: artifacts?.pullRequestUrl ?? null,
+      spent: spentLine(row?.usage as RunUsage | null),
+    };
   }
 
   async function execute(db: TenantDb, job: JobRow, run: Claimed) {
@@ -262,6 +287,8 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
     let reading: { kind: StreamKind; stream: AgentStream } | null = null;
     let ended = 'failed';
     let workspace: PreparedWorkspace | null | { problem: string } = null;
+    let reporter: Reporter | null = null;
+    let traced: ReturnType<typeof traceWriter> | null = null;
     executing++;
     try {
       const target = await targets.resolve(db, job.executionTargetId);
@@ -276,13 +303,17 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
         await finishSurely(db, runId, { state: 'failed', error: env.missing, cause: 'setup' }, state, tries);
         return;
       }
-      const trace = traceWriter(repo, runId, logger);
+      const trace = (traced = traceWriter(repo, runId, logger, (entry) => reporter?.observe(entry.type, entry.data)));
       const agent = agentOf(job.agent);
       // An agent whose events are read: its cost budget must be one a cost can hold, and its session is found.
       const read = isStreamKind(agent.kind) ? { ...agent, kind: agent.kind } : null;
       const unheld = read && unheldCostBudget(read, job.model, (model) => model in modelPrices);
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
-      workspace = await prepareWorkspace(db, job, runId, executor, trace);
+      // What the run's trigger saw, read once for the workspace and reporting, which both need it.
+      const row = job.workspace || job.report ? await repo.find(runId) : null;
+      const about = { id: runId, name: row?.name ?? job.name, attempt: run.attempt, context: row ? runContext(row.inputs as Inputs, job) : {} };
+      reporter = await openReporter(db, job, about, trace);
+      workspace = await prepareWorkspace(db, job, about, executor, trace);
       if (workspace && 'problem' in workspace) {
         await trace.flush();
         return await finishSurely(db, runId, { state: 'failed', error: workspace.problem, cause: 'setup' }, state, tries);
@@ -297,7 +328,7 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
         overBudget = true;
         execution?.stop();
       };
-      const events = maskedEvents(createMasker([...env.secretValues, ...(workspace?.token ? [workspace.token] : [])]), trace, target.id, traceMaxLines, stream, stopForBudget);
+      const events = maskedEvents(createMasker([...env.secretValues, ...[workspace?.token, reporter?.token].filter((token): token is string => Boolean(token))]), trace, target.id, traceMaxLines, stream, stopForBudget);
       execution = await executor.start(
         {
           tenantId,
@@ -325,6 +356,7 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
         state = 'running';
         runningAt = new Date();
         notify(tenantId, 'started', runId);
+        reporter?.observe('state_changed', { from: 'starting', to: 'running' });
       } else started.stop();
       const outcome = events.outcome(await started.done);
       ended = outcome.state;
@@ -341,6 +373,10 @@ export function createRunner({ tenantDb, jobs, workspaces, targets, secrets, exe
       await finishSurely(db, runId, { state: 'failed', error: 'The run could not be executed (internal error).', cause: 'infrastructure' }, state, tries).catch(() => {});
     } finally {
       if (workspace && 'dispose' in workspace) await workspace.dispose().catch((err) => logger.warn({ err, runId }, 'removing the run\'s workspace failed'));
+      if (reporter) {
+        await reporter.finish(await finalReport(db, runId)).catch((err) => logger.warn({ err, runId }, 'reporting the run\'s end failed'));
+        await traced?.flush();
+      }
       executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: reading?.kind ?? null, usage: reading?.stream.usage() ?? null });
       executions.delete(runId);
       executing--;

@@ -48,6 +48,16 @@ function causeText({ trigger, invocationId }: RunView): Html {
 /** Most trace rows a turn of the run page's live script reads (the repository reads one more, to tell whether more follow). */
 const LIVE_ROWS = 100;
 
+/** Where a run with a repository workspace started, and what became of its changes. */
+function artifactsView(runId: string, artifacts: NonNullable<RunView['artifacts']>): Html {
+  const started = html`<code>${artifacts.repository}</code> at <code>${artifacts.baseRef}</code> (<code>${artifacts.baseCommit.slice(0, 7)}</code>)`;
+  if (!artifacts.changed) return html`${started}; no file changed`;
+  const stat = artifacts.diffStat ? html`${artifacts.diffStat.files} file${artifacts.diffStat.files === 1 ? '' : 's'}, +${artifacts.diffStat.insertions} −${artifacts.diffStat.deletions}` : null;
+  return html`${started}; ${stat} on <code>${artifacts.branch}</code>${artifacts.pushed ? ', pushed' : ', not pushed'}${
+    artifacts.pullRequestUrl ? html` · <a href="${artifacts.pullRequestUrl}">pull request</a>` : null
+  } · <a href="/console/runs/${encodeURIComponent(runId)}/patch">patch</a>${artifacts.error ? html`<br><span class="error">${artifacts.error}</span>` : null}`;
+}
+
 export function runsPages(deps: RunsPagesDeps): Router {
   const router = Router();
   const sameOrigin = sameOriginForms(deps.baseUrl);
@@ -98,6 +108,7 @@ ${table(['Run', 'Job', 'State', 'Started by', 'Created'], rows, 'No run matches.
       ['Started', time(run.startedAt)],
       ['Finished', time(run.finishedAt)],
       ...(run.usage ? [['Usage', html`${usageText(run.usage)}`] as [string, Html]] : []),
+      ...(run.artifacts ? [['Repository', artifactsView(run.id, run.artifacts)] as [string, Html]] : []),
     ];
     sendConsolePage(
       res,
@@ -112,6 +123,14 @@ ${run.result ? html`<h2>Result</h2><pre>${JSON.stringify(run.result, null, 2)}</
 ${table(TRACE_COLUMNS, page.map(traceCells), 'Nothing traced yet.', live ? html` id="trace" data-run="${run.id}" data-after="${page.at(-1)?.seq ?? request.after ?? 0}"` : undefined)}${nextPage(headers)}
 ${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
     );
+  });
+
+  // The run's changes as a patch, for the page's link (the API has its own: GET /api/v1/runs/{runId}/patch).
+  router.get('/console/runs/:runId/patch', async (req: Request, res: Response) => {
+    const read = await consoleFind(deps, req, res, '/console/runs', 'This run has no patch.', (db) => deps.runs.patch(db, req.params.runId as string));
+    if (!read) return;
+    res.type('text/x-diff; charset=utf-8').setHeader('content-disposition', `attachment; filename="${req.params.runId}.patch"`);
+    res.send(read.found);
   });
 
   // What the run page's live script appends: rows rendered as the page's own, in a table body saying the run's state.

@@ -41,6 +41,8 @@ function folded(summary: Html, output: string): Html {
   return html`<details><summary>${summary} · ${plural(lines, 'line')}</summary><pre>${output}</pre></details>`;
 }
 
+const REPORT_ACTIONS: Record<string, string> = { reaction: 'Reacted 👀', comment: 'Progress comment', check_run: 'Check run', skipped: 'Not reporting' };
+
 /** The typed events of an agent's stream, each shown when its data has the fields it should (else as data). */
 const VIEWS: Partial<Record<TraceEvent['type'], (data: Data) => Html | null>> = {
   session_started: ({ agent, sessionId, model, continuedFromRunId, notContinued }) =>
@@ -58,6 +60,21 @@ const VIEWS: Partial<Record<TraceEvent['type'], (data: Data) => Html | null>> = 
     output === undefined
       ? null
       : folded(html`${isError === true ? html`<strong class="error">Error</strong>` : 'Result'}${isText(id) ? html` of <span class="call-id">${id}</span>` : null}`, asText(output)),
+  workspace: (data) => {
+    const { step } = data;
+    if (step === 'cloned' && isText(data.repository) && isText(data.ref) && isText(data.commit)) {
+      return html`<p>Cloned <code>${data.repository}</code> at <code>${data.ref}</code> (<code>${data.commit.slice(0, 7)}</code>)${isCount(data.durationMs) ? html` in ${(data.durationMs / 1000).toFixed(1)} s` : null}${data.continued ? ', continuing its branch' : null}</p>`;
+    }
+    if (step === 'committed' && isText(data.commit) && isCount(data.files)) return html`<p>Committed <code>${data.commit.slice(0, 7)}</code>: ${plural(data.files, 'file')}, +${String(data.insertions)} −${String(data.deletions)}</p>`;
+    if (step === 'pushed' && isText(data.branch)) return html`<p>Pushed <code>${data.branch}</code></p>`;
+    if (step === 'pull_request' && isText(data.url)) return html`<p>${data.action === 'updated' ? 'Updated' : 'Opened'} <a href="${data.url}">pull request #${String(data.number)}</a></p>`;
+    if ((step === 'unchanged' || step === 'failed') && isText(data.message)) return step === 'failed' ? html`<p class="error">${data.message}</p>` : html`<p>${data.message}</p>`;
+    return null;
+  },
+  report: ({ action, ok, url, message }) =>
+    isText(action)
+      ? html`<p>${REPORT_ACTIONS[action] ?? action}${ok === false ? html`: <span class="error">${isText(message) ? message : 'failed'}</span>` : isText(url) ? html` (<a href="${url}">on GitHub</a>)` : isText(message) ? html`: ${message}` : null}</p>`
+      : null,
   usage: (data) => (['inputTokens', 'outputTokens', 'cachedTokens', 'turns'].every((field) => isCount(data[field])) && (data.costUsd === null || isCount(data.costUsd))
     ? html`<p>${usageText(data as Parameters<typeof usageText>[0])}</p>`
     : null),

@@ -1,6 +1,7 @@
 // What a template sees, per trigger type and webhook provider/event, and the Liquid filters: one table of
 // data for template editors' autocomplete. Only webhook availability depends on the tenant.
 import githubVariables from '../../generated/github-variables.json';
+import { PRESETS } from './presets-fns';
 import type { components } from '../../generated/openapi';
 
 export type TriggerContexts = components['schemas']['TriggerContexts'];
@@ -204,6 +205,7 @@ function build(hasWebhookSource: boolean): TriggerContexts {
     providers: (Object.keys(PROVIDER_EVENTS) as WebhookFormat[]).map((format) => ({ format, available: true, events: [...PROVIDER_EVENTS[format]] })),
     variables: variables(),
     filters: FILTERS,
+    presets: PRESETS,
   };
 }
 

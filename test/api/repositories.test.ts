@@ -2,12 +2,14 @@
 // a real git server behind installation tokens and a REST API that verifies the app's JWT. A run clones its
 // repository, the sandboxed agent edits it, and Flows commits, pushes its own branch and opens one pull
 // request; the token never reaches the agent, its files, the trace or any answer.
+import request from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
 import { agentCommand } from '../support/agent';
 import { startFakeGithub, type FakeGithub } from '../support/fake-github';
 import { call } from '../support/http';
 import { accessToken, createOwner, type TestOwner } from '../support/identity';
-import { runSettled } from '../support/kit';
+import { githubDelivery, jobSettled, runSettled } from '../support/kit';
+import { until } from '../support/until';
 
 // The agent: fixes the typo (or changes nothing), and says whether it can find a token anywhere it can look.
 const AGENT = `prompt=$(cat)
@@ -16,7 +18,7 @@ if grep -rqs ghs_ . ; then echo "TOKEN IN FILES"; fi
 echo "head=$(git log --format=%s -1 2>&1)"
 case "$prompt" in
   nothing*) echo '{"summary":"Nothing needed changing."}' ;;
-  *) sed -i 's/evey/every/' README.md && echo "$prompt" >> NOTES.md && echo '{"summary":"Fixed the typo in the README."}' ;;
+  *) sleep 0.3; sed -i 's/evey/every/' README.md && echo "$prompt" | head -n 1 | cut -c 1-60 >> NOTES.md && sleep 0.3 && echo '{"summary":"Fixed the typo in the README."}' ;;
 esac
 `;
 
@@ -30,7 +32,8 @@ beforeAll(async () => {
   github = await startFakeGithub();
   github.addRepository('acme/widgets', { 'README.md': 'Widgets for evey team\n', 'src/index.js': 'module.exports = 1;\n' });
   github.addRepository('other/secret', { 'README.md': 'not yours\n' }, { installationId: null });
-  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 } });
+  // Progress comments may be edited every 100 ms here (every 3 s by default), so that a short run shows its steps.
+  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 } }, { reportEditEveryMs: 100 });
   owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
   const created = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'Flows test', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl } });
@@ -236,5 +239,100 @@ describe('jobs with a workspace', () => {
     const res = await call(app, 'DELETE', `/api/v1/github-apps/${appId}`, { headers: bearer });
     expect(res.status).toBe(409);
     expect(res.body.error.code).toBe('in_use');
+  });
+});
+
+describe('a mention in a comment, through the preset', () => {
+  let source: { id: string; signingSecret: string };
+  let jobId: string;
+  const comment = (id: number, body: string, { association = 'OWNER', type = 'User', number = 5, pullRequest = false } = {}) => ({
+    action: 'created',
+    issue: { number, title: 'Typo in the README', body: 'It says evey.', ...(pullRequest && { pull_request: { url: `${github.apiBaseUrl}/repos/acme/widgets/pulls/${number}` } }) },
+    comment: { id, body, user: { login: type === 'Bot' ? 'helper[bot]' : 'ada', type }, author_association: association },
+    repository: { full_name: 'acme/widgets', default_branch: 'main' },
+    installation: { id: 1 },
+    sender: { login: 'ada' },
+  });
+  const deliver = async (payload: Record<string, unknown>) => {
+    const { body, headers } = githubDelivery(source.signingSecret, payload, { event: 'issue_comment' });
+    // Intake is outside the contract: a plain request, as GitHub sends it.
+    const res = await request(app.app).post(`/hooks/${source.id}`).set(headers).send(body);
+    expect(res.status).toBe(202);
+    return res.body as { activityId: string };
+  };
+
+  beforeAll(async () => {
+    source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
+    const contexts = await call(app, 'GET', '/api/v1/trigger-contexts', { headers: bearer });
+    const preset = contexts.body.presets.find((candidate: { id: string }) => candidate.id === 'github-mention').job;
+    // The preset as a user adapts it: the source and the app filled in, and the local target's own agent.
+    const { agent: _agent, ...job } = preset;
+    const created = await call(app, 'POST', '/api/v1/jobs', {
+      headers: bearer,
+      body: { ...job, executionTargetId: 'local', triggers: [{ ...preset.triggers[0], sourceId: source.id }], workspace: { ...preset.workspace, githubAppId: appId } },
+    });
+    expect(created.status).toBe(201);
+    jobId = created.body.id;
+  });
+
+  it('reacts, keeps one progress comment up to date, opens the pull request, and ends the comment with its link', async () => {
+    const before = github.comments.length;
+    await deliver(comment(555, '@flows please fix the typo'));
+    const [run] = await jobSettled(app, bearer, jobId, 1);
+    expect(run).toMatchObject({ state: 'succeeded', trigger: { type: 'webhook' } });
+    expect(github.reactions).toContainEqual({ repository: 'acme/widgets', on: 'issues/comments/555', content: 'eyes' });
+    const progress = github.comments.slice(before);
+    expect(progress).toHaveLength(1);
+    const [first, ...edits] = progress[0].bodies;
+    expect(progress[0].issue).toBe(5);
+    expect(first).toContain('⏳ Working');
+    expect(first).toContain(`/console/runs/${run.id}`);
+    // It went through its steps: the clone, the agent at work, the push and the pull request, then the end.
+    expect(edits.some((body) => body.includes('Cloned acme/widgets at `main`'))).toBe(true);
+    const last = edits.at(-1)!;
+    expect(last).toContain('✅ Succeeded');
+    expect(last).toContain('Fixed the typo in the README.');
+    expect(last).toContain(`Pull request: ${run.artifacts.pullRequestUrl}`);
+    expect(last).toContain('Pushed `flows/issue-5`');
+    expect(github.fileAt('acme/widgets', 'flows/issue-5', 'NOTES.md')).toContain('ada asked, on acme/widgets#5');
+    // The comment's text reached the agent's prompt.
+    expect(run.prompt).toContain('@flows please fix the typo');
+    const trace = await traceOf(run.id);
+    expect(trace.filter((event) => event.type === 'report').map((event) => [event.data.action, event.data.ok])).toEqual([
+      ['reaction', true],
+      ['comment', true],
+    ]);
+    // No check run on an issue; the report's token was for this repository and revoked.
+    expect(github.checks).toHaveLength(0);
+  });
+
+  it('on a pull request\'s conversation: a check run on its head commit, from in progress to success', async () => {
+    github.heads.set('acme/widgets#12', github.branches('acme/widgets').main);
+    await deliver(comment(556, '@flows fix it here', { number: 12, pullRequest: true }));
+    const runs = await jobSettled(app, bearer, jobId, 2);
+    const run = runs.find((candidate) => candidate.name.startsWith('#12'))!;
+    expect(run.state).toBe('succeeded');
+    expect(github.checks).toHaveLength(1);
+    expect(github.checks[0]).toMatchObject({ repository: 'acme/widgets', name: 'Flows: Answer @flows mentions', headSha: github.branches('acme/widgets').main, status: 'completed', conclusion: 'success', detailsUrl: expect.stringContaining(`/console/runs/${run.id}`) });
+    expect(github.checks[0].summary).toContain('✅ Succeeded');
+    expect([...github.tokens.values()].filter((token) => token.permissions.checks === 'write').every((token) => token.revoked)).toBe(true);
+  });
+
+  it('a bot\'s comment and a comment by someone without write access start nothing, and the decision says why', async () => {
+    const runs = (await call(app, 'GET', `/api/v1/runs?jobId=${jobId}`, { headers: bearer })).body.length;
+    const fromBot = await deliver(comment(557, '@flows do it', { type: 'Bot' }));
+    const fromStranger = await deliver(comment(558, '@flows do it', { association: 'CONTRIBUTOR' }));
+    const decided = async (activityId: string) =>
+      until('evaluated', async () => {
+        const activity = (await call(app, 'GET', `/api/v1/webhook-activity/${activityId}`, { headers: bearer })).body;
+        return activity.evaluatedAt && activity;
+      });
+    const bot = await decided(fromBot.activityId);
+    expect(bot.decisions[0]).toMatchObject({ decision: 'no-match' });
+    expect(bot.decisions[0].details).toContainEqual(expect.objectContaining({ part: 'none', path: 'payload.comment.user.type', actual: 'Bot', result: true }));
+    const stranger = await decided(fromStranger.activityId);
+    expect(stranger.decisions[0].details).toContainEqual(expect.objectContaining({ part: 'all', path: 'payload.comment.author_association', actual: 'CONTRIBUTOR', result: false }));
+    await app.runner.idle();
+    expect((await call(app, 'GET', `/api/v1/runs?jobId=${jobId}`, { headers: bearer })).body).toHaveLength(runs);
   });
 });

@@ -52,7 +52,7 @@ export interface TestApp extends App {
   rememberSecret(value: string): void;
 }
 
-export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming' | 'localEgress'>>;
+export type TestDeps = Partial<Pick<AppDeps, 'policies' | 'now' | 'vmhostTiming' | 'localEgress' | 'reportEditEveryMs'>>;
 
 /**
  * Another instance of `app` on the same database (with its own clock, configuration changes and VM-host
@@ -73,11 +73,11 @@ export async function startOtherInstance(app: TestApp, { now, config = {}, vmhos
   };
 }
 
-export async function startTestApp(overrides: Partial<Config> = {}, { policies, now, vmhostTiming, localEgress }: TestDeps = {}): Promise<TestApp> {
+export async function startTestApp(overrides: Partial<Config> = {}, { policies, now, vmhostTiming, localEgress, reportEditEveryMs }: TestDeps = {}): Promise<TestApp> {
   const database = await createTestDatabase();
   const config = testConfig({ databaseUrl: database.url, ...overrides });
   const recorder = createSecretRecorder();
-  const built = await buildApp({ config, db: database.db, logger: recorder.logger, policies, now, vmhostTiming, localEgress });
+  const built = await buildApp({ config, db: database.db, logger: recorder.logger, policies, now, vmhostTiming, localEgress, reportEditEveryMs });
   return {
     ...built,
     app: recorder.record(built.app) as typeof built.app,

@@ -19,6 +19,26 @@ export interface MintedToken {
   revoked: boolean;
 }
 
+export interface CommentRecord {
+  repository: string;
+  issue: number;
+  id: number;
+  url: string;
+  /** Every text the comment had, the first one first. */
+  bodies: string[];
+}
+
+export interface CheckRecord {
+  repository: string;
+  id: number;
+  name: string;
+  headSha: string;
+  detailsUrl: string;
+  status: string;
+  conclusion: string | null;
+  summary: string | null;
+}
+
 export interface PullRecord {
   repository: string;
   number: number;
@@ -41,6 +61,11 @@ export async function startFakeGithub() {
   const publicRepositories = new Set<string>();
   const tokens = new Map<string, MintedToken>();
   const pulls: PullRecord[] = [];
+  const comments: CommentRecord[] = [];
+  const reactions: { repository: string; on: string; content: string }[] = [];
+  const checks: CheckRecord[] = [];
+  /** Head commits of pull requests the API answers for (`GET /repos/{o}/{r}/pulls/{n}`). */
+  const heads = new Map<string, string>();
   /** Every git request: the repository, the service, and whose token (null: anonymous). */
   const gitRequests: { repository: string; service: string; token: string | null }[] = [];
   const apiRequests: { method: string; path: string }[] = [];
@@ -111,6 +136,51 @@ export async function startFakeGithub() {
     if (method === 'DELETE' && pathname === '/installation/token') {
       minted.revoked = true;
       return send(res, 204);
+    }
+    if (parts[0] === 'repos') {
+      const repository = `${parts[1]}/${parts[2]}`;
+      const rest = parts.slice(3).join('/');
+      const may = (permission: string) => minted.repositories.includes(repository) && minted.permissions[permission] === 'write';
+      const reacting = /^(issues\/comments|pulls\/comments|issues)\/(\d+)\/reactions$/.exec(rest);
+      if (method === 'POST' && reacting) {
+        if (!may('issues') && !may('pull_requests')) return send(res, 403, { message: 'Resource not accessible by integration' });
+        const { content } = JSON.parse((await bodyOf(req)).toString()) as { content: string };
+        reactions.push({ repository, on: `${reacting[1]}/${reacting[2]}`, content });
+        return send(res, 201, { id: reactions.length, content });
+      }
+      const commenting = /^issues\/(\d+)\/comments$/.exec(rest);
+      if (method === 'POST' && commenting) {
+        if (!may('issues')) return send(res, 403, { message: 'Resource not accessible by integration' });
+        const { body } = JSON.parse((await bodyOf(req)).toString()) as { body: string };
+        const id = 9000 + comments.length;
+        const comment = { repository, issue: Number(commenting[1]), id, url: `${url}/${repository}/issues/${commenting[1]}#issuecomment-${id}`, bodies: [body] };
+        comments.push(comment);
+        return send(res, 201, { id, html_url: comment.url, body });
+      }
+      const editing = /^issues\/comments\/(\d+)$/.exec(rest);
+      if (method === 'PATCH' && editing) {
+        const comment = comments.find((candidate) => candidate.repository === repository && candidate.id === Number(editing[1]));
+        if (!comment || !may('issues')) return send(res, comment ? 403 : 404, { message: comment ? 'Resource not accessible by integration' : 'Not Found' });
+        comment.bodies.push((JSON.parse((await bodyOf(req)).toString()) as { body: string }).body);
+        return send(res, 200, { id: comment.id, html_url: comment.url });
+      }
+      const pullAt = /^pulls\/(\d+)$/.exec(rest);
+      if (method === 'GET' && pullAt && heads.has(`${repository}#${pullAt[1]}`)) return send(res, 200, { number: Number(pullAt[1]), head: { sha: heads.get(`${repository}#${pullAt[1]}`) }, base: { ref: 'main' } });
+      if (rest === 'check-runs' && method === 'POST') {
+        if (!may('checks')) return send(res, 403, { message: 'Resource not accessible by integration' });
+        const asked = JSON.parse((await bodyOf(req)).toString()) as { name: string; head_sha: string; details_url: string; status: string };
+        const check = { repository, id: 7000 + checks.length, name: asked.name, headSha: asked.head_sha, detailsUrl: asked.details_url, status: asked.status, conclusion: null, summary: null };
+        checks.push(check);
+        return send(res, 201, { id: check.id, html_url: `${url}/${repository}/runs/${check.id}` });
+      }
+      const checking = /^check-runs\/(\d+)$/.exec(rest);
+      if (checking && method === 'PATCH') {
+        const check = checks.find((candidate) => candidate.repository === repository && candidate.id === Number(checking[1]));
+        if (!check || !may('checks')) return send(res, check ? 403 : 404, { message: 'Not Found' });
+        const asked = JSON.parse((await bodyOf(req)).toString()) as { status: string; conclusion: string; output: { summary: string } };
+        Object.assign(check, { status: asked.status, conclusion: asked.conclusion, summary: asked.output.summary });
+        return send(res, 200, { id: check.id });
+      }
     }
     if (parts[0] === 'repos' && parts[3] === 'pulls') {
       const repository = `${parts[1]}/${parts[2]}`;
@@ -200,6 +270,10 @@ export async function startFakeGithub() {
     app,
     tokens,
     pulls,
+    comments,
+    reactions,
+    checks,
+    heads,
     gitRequests,
     apiRequests,
     /** A repository with one commit of `files` on `main`, reached by installation `installationId` (null: none). */

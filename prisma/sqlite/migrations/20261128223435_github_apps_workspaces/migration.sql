@@ -1,5 +1,6 @@
 -- AlterTable
 ALTER TABLE "Job" ADD COLUMN "workspace" JSONB;
+ALTER TABLE "Job" ADD COLUMN "report" JSONB;
 
 -- AlterTable
 ALTER TABLE "Run" ADD COLUMN "artifacts" JSONB;
