@@ -2,7 +2,9 @@
 // the host mounted) from an image the operator allows, with the prompt on its stdin and its output followed
 // into the trace like the local agent's. With `network: egress` it reaches out only through a proxy of its
 // run's own (docker-egress.ts), which reports what it refuses. An agent whose session continues keeps its
-// state on a volume of the session's (docker-session-states.ts). The container is removed on every path
+// state on a volume of the session's (docker-session-states.ts). A run with a repository workspace gets it on
+// a volume of its own at /workspace (the repository at /workspace/<name>, its working folder), put there
+// before the start and read back as an archive after a success (workspace-archive.ts). The container is removed on every path
 // (success, failure, timeout, stop, a start that went wrong); after a crash, `reap` removes the one a run
 // left behind, and the firewall rule of its proxy.
 import type Dockerode from 'dockerode';
@@ -16,14 +18,18 @@ import { localImage, messageOf, removeContainer, statusOf } from './docker-clien
 import { notAllowed } from './docker-diagnostics';
 import { createDockerSessionStates } from './docker-session-states';
 import { createDockerEgress, EgressSetupError, type RunEgress } from './docker-egress';
-import { containerOptions, EGRESS_NETWORK, egressPolicy, imageAllowed, LABELS, runEnv, type DockerSettings } from './docker-fns';
+import { AGENT_UID, containerOptions, EGRESS_NETWORK, egressPolicy, imageAllowed, LABELS, runEnv, WORKSPACE, type DockerSettings } from './docker-fns';
 import type { EgressOptions } from './egress-proxy';
+import { ArchiveRefused, archiveOf, extractInto } from './workspace-archive';
 import { failedAtStart, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 
 export type { DockerSettings } from './docker-fns';
 export { dockerDiagnostics, type DiagnosticStep } from './docker-diagnostics';
 
 const KILL_GRACE_MS = 5_000;
+/** Labels a run's repository volume with its run. */
+const WORKSPACE_LABEL = 'flows.workspace';
+const workspaceVolume = (runId: string) => `flows-ws-${runId}`;
 /** How long the output may still be on its way once the container has exited. */
 const DRAIN_MS = 2_000;
 
@@ -108,7 +114,35 @@ export function createDockerExecutor({
     await egress.admit(address);
   };
 
+  /** The run's repository volume at /workspace, made with the container (labelled, so that a sweep finds it). */
+  const workspaceMount = (spec: RunSpec, labels: Record<string, string>): Dockerode.MountSettings => ({
+    Type: 'volume',
+    Source: workspaceVolume(spec.runId),
+    Target: WORKSPACE,
+    ReadOnly: false,
+    VolumeOptions: { NoCopy: true, Labels: { ...labels, [WORKSPACE_LABEL]: spec.runId }, DriverConfig: { Name: 'local', Options: {} } },
+  });
+  const removeWorkspace = (runId: string) =>
+    docker
+      .getVolume(workspaceVolume(runId))
+      .remove()
+      .catch(() => {}); // gone already, or held: the sweep tries again
+
+  /** The repository as the agent left it, into the run's work tree on this server; a refusal fails the run. */
+  async function bringBack(container: Dockerode.Container, workspace: NonNullable<RunSpec['workspace']>, succeeded: Outcome): Promise<Outcome> {
+    try {
+      const archive = (await container.getArchive({ path: `${WORKSPACE}/${workspace.name}` })) as unknown as NodeJS.ReadableStream;
+      await extractInto(archive as never, workspace.dir, workspace.maxBytes);
+      return succeeded;
+    } catch (err) {
+      if (err instanceof ArchiveRefused) return { state: 'failed', error: `The agent's changes cannot be taken: ${err.message}.`, cause: 'agent' };
+      return { state: 'failed', error: `The repository could not be read back from the container: ${messageOf(err)}`, cause: 'infrastructure' };
+    }
+  }
+
   return {
+    takesWorkspace: true,
+
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       const settings = await settingsOf(spec.tenantId, spec.targetId);
       // An agent whose events are read runs its CLI from the image's PATH, with the command line built for it.
@@ -130,11 +164,18 @@ export function createDockerExecutor({
         // The proxy's variables win over the job's, which could only point the agent at a way that is closed.
         const env = runEnv(spec, { proxy: egress?.env, state: state?.env });
         const command = agentKind ? agentCommandLine({ ...spec.agent!, kind: agentKind }, { bin: AGENT_CLIS[agentKind], model: spec.model, effort: spec.effort, resume: spec.session?.resume }) : settings.command;
-        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings: { ...settings, command }, env, labels, imageVolumes: image.volumes, mounts: state ? [state.mount] : [] }));
-        if (state) await sessionStates.prepare(container, agentKind!).catch(async (err) => {
+        const repository = spec.workspace ? workspaceMount(spec, labels) : null;
+        const mounts = [...(state ? [state.mount] : []), ...(repository ? [repository] : [])];
+        const workingDir = spec.workspace ? `${WORKSPACE}/${spec.workspace.name}` : undefined;
+        container = await docker.createContainer(containerOptions({ name: `flows-${spec.runId}`, settings: { ...settings, command }, env, labels, imageVolumes: image.volumes, mounts, workingDir }));
+        try {
+          if (state) await sessionStates.prepare(container, agentKind!);
+          if (spec.workspace) await container.putArchive(archiveOf(spec.workspace.dir, spec.workspace.name, AGENT_UID) as unknown as NodeJS.ReadableStream, { path: WORKSPACE });
+        } catch (err) {
           await removeContainer(docker, container.id).catch(() => {});
+          await removeWorkspace(spec.runId);
           throw err;
-        });
+        }
       } catch (err) {
         await egress?.close();
         return failedAtStart('docker', `The container could not be created: ${messageOf(err)}`, 'infrastructure');
@@ -199,6 +240,8 @@ export function createDockerExecutor({
           const { StatusCode } = await container.wait();
           await within(drained, DRAIN_MS);
           outcome = await exitOutcome(StatusCode);
+          // What the agent left in the repository comes back to this server, before the container goes.
+          if (spec.workspace && outcome.state === 'succeeded' && !ending) outcome = await bringBack(container, spec.workspace, outcome);
         } catch (err) {
           outcome = { state: 'failed', error: `The container was lost: ${messageOf(err)}`, cause: 'infrastructure' };
         } finally {
@@ -213,6 +256,7 @@ export function createDockerExecutor({
           } catch (err) {
             events.provisioning({ status: 'container_remove_failed', containerId, detail: messageOf(err) });
           }
+          if (spec.workspace) await removeWorkspace(spec.runId);
         }
         if (ending === 'timed_out') return { state: 'timed_out', error: `The agent was still running after ${spec.timeoutSeconds} seconds.` };
         if (ending === 'canceled') return { state: 'canceled', error: 'The run was stopped.' };
@@ -257,6 +301,11 @@ export function createDockerExecutor({
         removed++;
       }
       await egressNetwork.sweep().catch(() => {}); // the rules of the containers that went
+      const { Volumes } = await docker.listVolumes({ filters: { label: [WORKSPACE_LABEL] } });
+      for (const volume of Volumes ?? []) {
+        if (!(await isOver(volume.Labels?.[LABELS.tenant] ?? '', volume.Labels?.[WORKSPACE_LABEL] ?? ''))) continue;
+        await docker.getVolume(volume.Name).remove().then(() => removed++, () => {}); // held by a container still there: next time
+      }
       return removed;
     },
   };

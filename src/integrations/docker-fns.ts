@@ -23,7 +23,7 @@ export const LABELS = { run: 'flows.run', tenant: 'flows.tenant', instance: 'flo
 /** The user (and group) a run's agent is in its container. */
 export const AGENT_UID = 1000;
 const AGENT_USER = `${AGENT_UID}:${AGENT_UID}`;
-const WORKSPACE = '/workspace';
+export const WORKSPACE = '/workspace';
 
 const MIB = 1024 * 1024;
 
@@ -76,9 +76,10 @@ export const imageAllowed = (image: string, patterns: string[]) => patterns.some
  * The agent's environment: its home in the workspace (or where its session's state is kept), the job's
  * variables, and the proxy's and the run variables over them.
  */
-export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env' | 'agent'>, { proxy = {}, state = {} }: { proxy?: Record<string, string>; state?: Record<string, string> } = {}): string[] {
+export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effort' | 'env' | 'agent' | 'workspace'>, { proxy = {}, state = {} }: { proxy?: Record<string, string>; state?: Record<string, string> } = {}): string[] {
   const vars = {
-    HOME: WORKSPACE,
+    // A repository's volume at /workspace belongs to root, but for the repository's folder: home is in /tmp then.
+    HOME: spec.workspace ? '/tmp' : WORKSPACE,
     TMPDIR: '/tmp',
     ...(spec.agent && isStreamKind(spec.agent.kind) ? agentVariables(spec.agent.kind) : {}),
     ...state,
@@ -98,7 +99,24 @@ export function runEnv(spec: Pick<RunSpec, 'runId' | 'jobSlug' | 'model' | 'effo
  * NET_ADMIN and NET_RAW (every capability is dropped) the agent cannot change its address or routes, nor
  * forge packets: the firewall's rule for its address holds.
  */
-export function containerOptions({ name, settings, env, labels, imageVolumes, mounts = [] }: { name: string; settings: DockerSettings; env: string[]; labels: Record<string, string>; imageVolumes: string[]; mounts?: MountSettings[] }): ContainerCreateOptions {
+export function containerOptions({
+  name,
+  settings,
+  env,
+  labels,
+  imageVolumes,
+  mounts = [],
+  workingDir = WORKSPACE,
+}: {
+  name: string;
+  settings: DockerSettings;
+  env: string[];
+  labels: Record<string, string>;
+  imageVolumes: string[];
+  /** Volumes of the run: its session's kept agent state, its repository workspace (then at /workspace, instead of memory). */
+  mounts?: MountSettings[];
+  workingDir?: string;
+}): ContainerCreateOptions {
   const { image, command, cpus, memoryMb, pids, network } = settings;
   // Agents build and run code where they work: Docker's default `noexec` is lifted (it stops little anyway, `sh file` still runs).
   const scratch = `rw,exec,nosuid,nodev,size=${memoryMb}m`;
@@ -106,7 +124,7 @@ export function containerOptions({ name, settings, env, labels, imageVolumes, mo
     name,
     Image: image,
     User: AGENT_USER,
-    WorkingDir: WORKSPACE,
+    WorkingDir: workingDir,
     Env: env,
     // An empty entrypoint, or the image's would get the command as arguments.
     ...(command === null ? {} : { Entrypoint: [], Cmd: ['/bin/sh', '-c', command] }),
@@ -125,7 +143,7 @@ export function containerOptions({ name, settings, env, labels, imageVolumes, mo
       ReadonlyRootfs: true,
       Tmpfs: {
         ...Object.fromEntries(imageVolumes.map((volume) => [volume, scratch])),
-        [WORKSPACE]: `${scratch},uid=1000,gid=1000,mode=0700`,
+        ...(mounts.some((mount) => mount.Target === WORKSPACE) ? {} : { [WORKSPACE]: `${scratch},uid=1000,gid=1000,mode=0700` }),
         '/tmp': `${scratch},mode=1777`,
       },
       NanoCpus: Math.round(cpus * 1e9),

@@ -29,7 +29,13 @@ export interface RunSpec {
    * The repository workspace prepared for the run: a folder on this server that the agent works in instead
    * of an empty one (only for executors that take one, `takesWorkspace`); what it leaves there is read back.
    */
-  workspace?: { dir: string } | null;
+  workspace?: {
+    dir: string;
+    /** The repository's name: where a container holds it (`/workspace/<name>`). */
+    name: string;
+    /** What the agent may leave there, at most (a container's workspace comes back as an archive). */
+    maxBytes: number;
+  } | null;
 }
 
 /**

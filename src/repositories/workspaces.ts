@@ -31,6 +31,10 @@ export interface Delivered {
 export interface PreparedWorkspace {
   /** The work tree the agent gets, on this server. */
   dir: string;
+  /** The repository's name (a container holds it at `/workspace/<name>`). */
+  name: string;
+  /** What the agent may leave in it, at most. */
+  maxBytes: number;
   artifacts: RunArtifacts;
   /** The token cloned with, which the run's trace must never show (masked like a secret). */
   token: string | null;
@@ -123,6 +127,8 @@ export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeo
 
         return {
           dir,
+          name: repository.name,
+          maxBytes,
           artifacts,
           token,
           dispose,

@@ -241,7 +241,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
    */
   async function prepareWorkspace(db: TenantDb, job: JobRow, run: { id: string; name: string; context: Record<string, unknown> }, executor: Executor, trace: ReturnType<typeof traceWriter>): Promise<PreparedWorkspace | null | { problem: string }> {
     if (!job.workspace) return null;
-    if (!workspaces || !executor.takesWorkspace) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target.' };
+    if (!workspaces || !executor.takesWorkspace) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target or a Docker target.' };
     let request;
     try {
       request = await jobs.renderWorkspace(db, job, run.context);
@@ -343,7 +343,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
           timeoutSeconds: target.timeoutSeconds,
           env: env.env,
           network: job.network as RunSpec['network'],
-          workspace: workspace && { dir: workspace.dir },
+          workspace: workspace && { dir: workspace.dir, name: workspace.name, maxBytes: workspace.maxBytes },
         },
         events,
       );

@@ -7,7 +7,7 @@
 // Every container goes, whatever the path.
 import Docker from 'dockerode';
 import { randomBytes } from 'node:crypto';
-import { rm, writeFile } from 'node:fs/promises';
+import { lstat, mkdir, mkdtemp, readFile, readlink, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -638,6 +638,42 @@ describe('an agent session', () => {
     expect(await executor.sessionStates!.has(busy)).toBe(true);
     running.execution.stop();
     await running.execution.done;
+  });
+});
+
+describe('a repository workspace', () => {
+  const workTree = async (files: Record<string, string>) => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'flows-test-ws-'));
+    for (const [name, text] of Object.entries(files)) {
+      await mkdir(path.dirname(path.join(dir, name)), { recursive: true });
+      await writeFile(path.join(dir, name), text);
+    }
+    return dir;
+  };
+
+  it('goes into the container as the agent\'s own, and what the agent left comes back as files and links, not followed', async () => {
+    const dir = await workTree({ 'README.md': 'Widgets for evey team\n', 'src/index.js': '1\n', '.git/HEAD': 'ref: refs/heads/main\n' });
+    const command = 'cat >/dev/null; pwd; echo "home=$HOME"; sed -i s/evey/every/ README.md && echo new > NEW.md && ln -s /etc/passwd link && rm src/index.js && echo done';
+    const { execution, runId, stdout } = await startRun({ command }, { workspace: { dir, name: 'widgets', maxBytes: 10 * MIB } });
+    expect(await execution.done).toEqual({ state: 'succeeded', result: { summary: 'done' } });
+    expect(stdout().slice(0, 2)).toEqual(['/workspace/widgets', 'home=/tmp']);
+    expect(await readFile(path.join(dir, 'README.md'), 'utf8')).toBe('Widgets for every team\n');
+    expect(await readFile(path.join(dir, 'NEW.md'), 'utf8')).toBe('new\n');
+    expect(await readFile(path.join(dir, '.git/HEAD'), 'utf8')).toBe('ref: refs/heads/main\n');
+    expect((await lstat(path.join(dir, 'link'))).isSymbolicLink()).toBe(true);
+    expect(await readlink(path.join(dir, 'link'))).toBe('/etc/passwd');
+    await expect(lstat(path.join(dir, 'src/index.js'))).rejects.toThrow();
+    // The run's volume went with its container.
+    await expect(docker.getVolume(`flows-ws-${runId}`).inspect()).rejects.toMatchObject({ statusCode: 404 });
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('fails the run, keeping nothing, when the agent leaves more than the workspace may hold', async () => {
+    const dir = await workTree({ 'README.md': 'x\n' });
+    const command = 'cat >/dev/null; dd if=/dev/zero of=big bs=1024 count=2048 2>/dev/null; echo done';
+    const { execution } = await startRun({ command, memoryMb: 64 }, { workspace: { dir, name: 'small', maxBytes: MIB } });
+    expect(await execution.done).toMatchObject({ state: 'failed', cause: 'agent', error: expect.stringContaining('the workspace is larger than 1 MB') });
+    await rm(dir, { recursive: true, force: true });
   });
 });
 

@@ -14,6 +14,7 @@ import { call } from '../support/http';
 import request from 'supertest';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';
 import { runSettled } from '../support/kit';
+import { startFakeGithub } from '../support/fake-github';
 
 jest.setTimeout(120_000);
 
@@ -231,3 +232,25 @@ describe('docker targets', () => {
     }
   });
 });
+
+describe('a repository workspace in a container', () => {
+  it('clones on the server, lets the container\'s agent change the files, and pushes the change as a pull request', async () => {
+    const github = await startFakeGithub();
+    try {
+      github.addRepository('acme/widgets', { 'README.md': 'Widgets for evey team\n' });
+      const created = await api('POST', '/api/v1/github-apps', { name: 'Flows test', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl });
+      const target = await dockerTarget({ command: 'cat >/dev/null; pwd; sed -i s/evey/every/ README.md && echo "{\\"summary\\":\\"Fixed in a container.\\"}"' });
+      const job = await api('POST', '/api/v1/jobs', { name: 'In a container', promptTemplate: 'fix', executionTargetId: target.id, workspace: { repository: 'acme/widgets', githubAppId: created.body.id } });
+      expect(job.status).toBe(201);
+      const run = await finished((await api('POST', `/api/v1/jobs/${job.body.id}/invocations`, {})).body.runId);
+      expect(run.state).toBe('succeeded');
+      expect(await outputOf(run.id)).toContain('/workspace/widgets');
+      expect(run.artifacts).toMatchObject({ changed: true, pushed: true, diffStat: { files: 1, insertions: 1, deletions: 1 }, pullRequestUrl: `${github.url}/acme/widgets/pull/1` });
+      expect(github.fileAt('acme/widgets', run.artifacts.branch, 'README.md')).toBe('Widgets for every team\n');
+      for (const token of github.tokens.keys()) app.rememberSecret(token);
+    } finally {
+      await github.close();
+    }
+  });
+});
+
