@@ -53,6 +53,11 @@ export interface Config {
    */
   retention: { days: number; maxRunsPerJob: number };
   /**
+   * The cache of repositories runs clone (FLOWS_REPOSITORY_CACHE_DIR, FLOWS_REPOSITORY_CACHE_MB): a mirror per
+   * tenant and repository, within its size; null when FLOWS_REPOSITORY_CACHE_MB is 0.
+   */
+  repositoryCache: { dir: string; maxMb: number } | null;
+  /**
    * Where /metrics is served: on the main port to a bearer of FLOWS_METRICS_TOKEN, and on a port of its own
    * (FLOWS_METRICS_PORT, on HOST) to anyone who reaches it; neither set, nowhere.
    */
@@ -275,6 +280,12 @@ function parseKey(name: string, raw: string): Buffer {
 }
 
 /** The embedded default keeps a generated key beside its database, readable by the service user only. */
+function repositoryCache(env: NodeJS.ProcessEnv, dataDir: string): Config['repositoryCache'] {
+  const maxMb = integer(env, 'FLOWS_REPOSITORY_CACHE_MB', 2048, 0, 1_048_576);
+  if (maxMb === 0) return null;
+  return { dir: env.FLOWS_REPOSITORY_CACHE_DIR?.trim() ? path.resolve(env.FLOWS_REPOSITORY_CACHE_DIR.trim()) : path.join(dataDir, 'repository-cache'), maxMb };
+}
+
 function embeddedKey(dataDir: string): Buffer {
   const file = path.join(dataDir, 'secret.key');
   if (!existsSync(file)) {
@@ -400,5 +411,6 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     tenantMonthlyBudgetUsd: dollarsOf(env, 'FLOWS_TENANT_MONTHLY_BUDGET_USD'),
     metrics: metricsSettings(env, port),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
+    repositoryCache: repositoryCache(env, dataDir),
   };
 }

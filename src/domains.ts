@@ -28,6 +28,7 @@ import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
 import { githubAppsHandlers } from './repositories/github-apps-handlers';
 import { createGithubAppsService } from './repositories/github-apps-service';
+import { createMirrors, NO_MIRRORS } from './repositories/mirrors';
 import { createReporting } from './repositories/reporter';
 import { createWorkspaces } from './repositories/workspaces';
 import { DEFAULT_LIMITS } from './lib/resource-limits';
@@ -122,7 +123,8 @@ export function createDomains({
   const githubApps = createGithubAppsService({ box, outbound });
   // A repository is as large as the local sandbox lets a workspace be (FLOWS_LOCAL_AGENT_WORKSPACE_MB).
   const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
-  const workspaces = createWorkspaces({ apps: githubApps, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024 });
+  const mirrors = config.repositoryCache ? createMirrors({ dir: config.repositoryCache.dir, maxBytes: config.repositoryCache.maxMb * 1024 * 1024 }) : NO_MIRRORS;
+  const workspaces = createWorkspaces({ apps: githubApps, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors });
   const reporting = createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.

@@ -8,6 +8,7 @@ import { spawn } from 'node:child_process';
 import { cp, readdir, rm, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { clip } from '../lib/text';
+import type { CloneSource } from './mirrors';
 
 /** Where a repository is fetched from and pushed to, and the token (if any) that opens it. */
 export interface Remote {
@@ -51,14 +52,16 @@ interface GitOptions {
   maxOutput?: number;
   /** Called every quarter second while the command runs; a message it returns stops the command with it. */
   watch?: () => Promise<string | null>;
+  /** Settings over the safe ones, for this command only. */
+  config?: string[];
 }
 
 const DEFAULT_TIMEOUT_MS = 300_000;
 const MAX_OUTPUT = 1024 * 1024;
 
 /** Runs git with the safe configuration; answers its stdout and exit code. */
-export function git(args: string[], { gitDir, workTree, remote = null, env = {}, timeoutMs = DEFAULT_TIMEOUT_MS, answers = [], maxOutput = MAX_OUTPUT, watch }: GitOptions = {}): Promise<{ stdout: string; code: number }> {
-  const prefix = [...SAFE_CONFIG.flatMap((setting) => ['-c', setting]), ...(gitDir ? [`--git-dir=${gitDir}`] : []), ...(workTree ? [`--work-tree=${workTree}`] : [])];
+export function git(args: string[], { gitDir, workTree, remote = null, env = {}, timeoutMs = DEFAULT_TIMEOUT_MS, answers = [], maxOutput = MAX_OUTPUT, watch, config = [] }: GitOptions = {}): Promise<{ stdout: string; code: number }> {
+  const prefix = [...[...SAFE_CONFIG, ...config].flatMap((setting) => ['-c', setting]), ...(gitDir ? [`--git-dir=${gitDir}`] : []), ...(workTree ? [`--work-tree=${workTree}`] : [])];
   return new Promise((resolve, reject) => {
     const child = spawn('git', [...prefix, ...args], { env: { ...gitEnv(remote), ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     const out: Buffer[] = [];
@@ -141,16 +144,18 @@ export async function sizeOf(dir: string): Promise<number> {
 }
 
 /**
- * Fetches `ref` (a branch, a tag or a commit) of the remote, one commit deep, into the kept git folder and
- * checks it out into the work tree as branch `branch`; answers the commit. The fetch stops once the kept
- * folder passes `maxBytes`, and so does a checkout that would.
+ * Fetches `source.ref` (a branch, a tag or a commit) one commit deep, from the remote or a mirror of it on
+ * this machine, into the kept git folder (whose `origin` is the remote), and checks it out into the work tree
+ * as branch `branch`; answers the commit. The fetch stops once the kept folder passes `maxBytes`, and so does
+ * a checkout that would.
  */
-export async function cloneInto({ remote, ref, branch, gitDir, workTree, maxBytes, timeoutMs }: { remote: Remote; ref: string; branch: string; gitDir: string; workTree: string; maxBytes: number; timeoutMs?: number }): Promise<string> {
+export async function cloneInto({ remote, source, branch, gitDir, workTree, maxBytes, timeoutMs }: { remote: Remote; source: CloneSource; branch: string; gitDir: string; workTree: string; maxBytes: number; timeoutMs?: number }): Promise<string> {
   const mb = `${Math.round(maxBytes / 1024 / 1024)} MB`;
   await git(['init', '-q', `--separate-git-dir=${gitDir}`, workTree]);
   await git(['remote', 'add', 'origin', remote.url], { gitDir });
   const watch = async () => ((await sizeOf(path.join(gitDir, 'objects'))) > maxBytes ? `the repository is larger than ${mb}` : null);
-  await git(['fetch', '-q', '--depth=1', '--no-tags', 'origin', ref], { gitDir, remote, timeoutMs, watch });
+  const from = source.local ? { config: ['protocol.file.allow=always'] } : { remote };
+  await git(['fetch', '-q', '--depth=1', '--no-tags', source.url, source.ref], { gitDir, timeoutMs, watch, ...from });
   await git(['checkout', '-q', '-B', branch, 'FETCH_HEAD'], { gitDir, workTree, timeoutMs, watch: async () => ((await sizeOf(workTree)) > maxBytes ? `its files take more than ${mb}` : null) });
   return (await git(['rev-parse', 'HEAD'], { gitDir })).stdout.trim();
 }

@@ -14,6 +14,7 @@ import { clip } from '../lib/text';
 import { GithubFailure } from './github-api';
 import { GITHUB_API, webBaseOf, type GithubAppsService } from './github-apps-service';
 import { cloneInto, commitAll, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
+import { NO_MIRRORS, type Mirrors } from './mirrors';
 import { commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
 
 /** A workspace as one run asks for it: the job's settings with their templates rendered. */
@@ -55,6 +56,8 @@ export interface WorkspacesOptions {
   cloneTimeoutMs?: number;
   /** Who commits the agent's changes. */
   author?: { name: string; email: string };
+  /** The cache of repositories runs clone from (none: every run fetches from the remote). */
+  mirrors?: Mirrors;
 }
 
 const MAX_PATCH_BYTES = 5 * 1024 * 1024;
@@ -62,7 +65,7 @@ export const DEFAULT_AUTHOR = { name: 'Flows', email: 'flows@users.noreply.inval
 
 const failure = (err: unknown) => (err instanceof GitFailure || err instanceof GithubFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
 
-export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR }: WorkspacesOptions) {
+export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS }: WorkspacesOptions) {
   return {
     /**
      * Clones the repository for the run `runId` of the job `jobSlug`; or why it cannot be (the run then
@@ -117,9 +120,9 @@ export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeo
           await dispose();
           return { problem: `${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.` };
         }
-        const baseCommit = await cloneInto({ remote, ref, branch, gitDir, workTree: dir, maxBytes, timeoutMs: cloneTimeoutMs });
+        const { value: baseCommit, cache } = await mirrors.through(db.$tenant().id, remote, ref, (source) => cloneInto({ remote, source, branch, gitDir, workTree: dir, maxBytes, timeoutMs: cloneTimeoutMs }));
         await giveAgentCopy(gitDir, dir);
-        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, ...(continued && { continued: true }) });
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, cache, ...(continued && { continued: true }) });
 
         const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
         // The pull request goes into the branch the run started from, unless that was a tag or a commit.

@@ -2,6 +2,9 @@
 // a real git server behind installation tokens and a REST API that verifies the app's JWT. A run clones its
 // repository, the sandboxed agent edits it, and Flows commits, pushes its own branch and opens one pull
 // request; the token never reaches the agent, its files, the trace or any answer.
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import { startTestApp, type TestApp } from '../support/app';
 import { agentCommand } from '../support/agent';
@@ -33,7 +36,10 @@ beforeAll(async () => {
   github.addRepository('acme/widgets', { 'README.md': 'Widgets for evey team\n', 'src/index.js': 'module.exports = 1;\n' });
   github.addRepository('other/secret', { 'README.md': 'not yours\n' }, { installationId: null });
   // Progress comments may be edited every 100 ms here (every 3 s by default), so that a short run shows its steps.
-  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 } }, { reportEditEveryMs: 100 });
+  app = await startTestApp(
+    { localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 }, repositoryCache: { dir: mkdtempSync(path.join(tmpdir(), 'flows-repository-cache-')), maxMb: 64 } },
+    { reportEditEveryMs: 100 },
+  );
   owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
   const created = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'Flows test', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl } });
@@ -160,7 +166,7 @@ describe('jobs with a workspace', () => {
     const trace = await traceOf(run.id);
     const steps = trace.filter((event) => event.type === 'workspace').map((event) => event.data.step);
     expect(steps).toEqual(['cloned', 'committed', 'pushed', 'pull_request']);
-    expect(trace.find((event) => event.type === 'workspace')!.data).toMatchObject({ repository: 'acme/widgets', ref: 'main', commit: run.artifacts.baseCommit });
+    expect(trace.find((event) => event.type === 'workspace')!.data).toMatchObject({ repository: 'acme/widgets', ref: 'main', commit: run.artifacts.baseCommit, cache: 'miss' });
     // The agent, in its sandbox, had the files and a history of its own, and no token anywhere it could look.
     expect(trace.find((event) => event.type === 'target_provisioning')!.data).toMatchObject({ sandbox: 'bubblewrap' });
     const output = outputOf(trace);
@@ -178,7 +184,7 @@ describe('jobs with a workspace', () => {
     const again = await runOf(job.id, { repository: 'acme/widgets', issue: 42, task: 'fix more' });
     expect(again.state).toBe('succeeded');
     const againTrace = await traceOf(again.id);
-    expect(againTrace.find((event) => event.type === 'workspace')!.data).toMatchObject({ step: 'cloned', ref: 'flows/issue-42', continued: true, commit: run.artifacts.commit });
+    expect(againTrace.find((event) => event.type === 'workspace')!.data).toMatchObject({ step: 'cloned', ref: 'flows/issue-42', continued: true, commit: run.artifacts.commit, cache: 'hit' });
     expect(againTrace.filter((event) => event.type === 'workspace').map((event) => event.data.step)).toEqual(['cloned', 'committed', 'pushed', 'pull_request']);
     expect(againTrace.find((event) => event.data.step === 'pull_request')!.data).toMatchObject({ action: 'updated', number: 1 });
     expect(again.artifacts).toMatchObject({ baseRef: 'flows/issue-42', baseCommit: run.artifacts.commit, changed: true, pushed: true, pullRequestUrl: run.artifacts.pullRequestUrl, diffStat: { files: 1, insertions: 1, deletions: 0 } });

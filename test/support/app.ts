@@ -30,6 +30,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     allowPrivateNetwork: true,
     instanceLapseSeconds: 30,
     retention: { days: 30, maxRunsPerJob: 10_000 },
+    // Every test that clones makes its own cache (test/api/repositories.test.ts).
+    repositoryCache: null,
     traceMaxLines: 20_000,
     // Many tests resend one body under new delivery ids and count each; test/api/webhook-replays.test.ts turns this on.
     webhookReplayWindowSeconds: 0,
