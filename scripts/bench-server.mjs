@@ -116,7 +116,8 @@ process.on('SIGTERM', () => {
 
 // The retention settings (the `retention` part of the bench sets them) and the local agent's pass through.
 const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_') || name.startsWith('FLOWS_LOCAL_AGENT_')));
-const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...retention });
+// BENCH_ENV: more settings, as JSON (the workspace row's private network and repository cache).
+const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...retention, ...JSON.parse(process.env.BENCH_ENV ?? '{}') });
 const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));

@@ -27,13 +27,14 @@ import { measureE2e, pgProgress, setUpE2e } from './bench-e2e.mjs';
 import { oldRuns, seedFinishedRuns } from './bench-retention.mjs';
 import { intakeActivity, intakeSettled, setUpIntake, signedDelivery } from './bench-intake.mjs';
 import { measureStartup } from './bench-startup.mjs';
+import { measureWorkspace } from './bench-workspace.mjs';
 
 const DURATION = Number(process.env.BENCH_DURATION ?? 8);
 const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'agents', 'runs', 'startup', 'pg', 'flow', 'retention'];
+const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'agents', 'runs', 'startup', 'workspace', 'pg', 'flow', 'retention'];
 /** Parts run only when picked. */
 const OPT_IN = ['pg', 'flow', 'retention'];
 const picked = process.argv.slice(2);
@@ -460,6 +461,7 @@ async function main() {
     rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
   }
   const e2e = wanted('e2e') && (await measureEndToEnd());
+  const workspace = wanted('workspace') && (await measureWorkspace({ root, dir, startServer, stop }));
   const flow = wanted('flow') && (await measureFlowControl());
   const retention = wanted('retention') && (await measureRetention());
   const onPg = pg && (await measurePg());
@@ -485,6 +487,15 @@ async function main() {
         `finished ${e2e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e2e.accepted} deliveries, ${e2e.finishedDuringBurst} finished during the burst, drain ${e2e.drainSeconds.toFixed(1)} s)`,
     );
     console.log(JSON.stringify({ e2e, baselineA: a.rps }));
+  }
+  if (workspace) {
+    const { baseline, off, on } = workspace;
+    const times = ({ median, p90 }) => `median ${median} ms (${(median / baseline).toFixed(2)} ×), p90 ${p90} ms (${(p90 / baseline).toFixed(2)} ×)`;
+    console.log(
+      `workspace clone (a repository of ${workspace.files} files, ${workspace.kb} KB; ${workspace.runs} runs each; × plain: to \`git clone --depth 1\` of it, median ${Math.round(baseline)} ms): ` +
+        `cache off ${times(off)}; cache on ${times(on)}, the run that filled it ${on.first} ms`,
+    );
+    console.log(JSON.stringify({ workspace }));
   }
   if (flow) {
     const plain = flow.rows.filter(([label]) => label.startsWith('plain')).map(([, row]) => row);

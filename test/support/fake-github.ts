@@ -51,7 +51,7 @@ export interface PullRecord {
 }
 
 const gitEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', PATH: process.env.PATH ?? '/usr/bin:/bin' };
-const gitIn = (cwd: string, args: string[], input?: string) => execFileSync('git', args, { cwd, env: { ...gitEnv, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.test', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.test' }, input, encoding: 'utf8' });
+const gitIn = (cwd: string, args: string[], input?: string) => execFileSync('git', ['-c', 'gc.auto=0', ...args], { cwd, env: { ...gitEnv, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.test', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.test' }, input, encoding: 'utf8' });
 
 export async function startFakeGithub() {
   const root = mkdtempSync(path.join(tmpdir(), 'fake-github-'));
