@@ -3955,8 +3955,8 @@ export interface components {
          *     After the agent succeeds, Flows commits what changed and, as `changes` says, pushes the branch and
          *     opens or updates its pull request. The credential is the GitHub App's installation token for the one
          *     repository (`githubAppId`), minted for the run with the least permissions `changes` needs and revoked
-         *     when the run ends; without an app, the repository is cloned without one (public repositories) and the
-         *     changes stay a patch.
+         *     when the run ends, or a personal access token in a tenant secret (`tokenSecret`, the weaker choice);
+         *     with neither, the repository is cloned without one (public repositories) and the changes stay a patch.
          *     `repository`, `ref`, `branch` and `commitMessage` are Liquid templates over the run's context, as the
          *     prompt is, checked when the job is saved.
          * @example {
@@ -3967,7 +3967,7 @@ export interface components {
          *     }
          */
         JobWorkspace: {
-            /** @description Template of the repository as `owner/name`, for example `{{ payload.repository.full_name }}`. */
+            /** @description Template of the repository as `owner/name`, for example `{{ payload.repository.full_name }}`; or as its URL (`https://HOST/owner/name`), for a GitHub Enterprise Server reached with `tokenSecret` (an app's connection knows its site). */
             repository: string;
             /** @description Template of the branch, tag or commit to start from, for example `{{ payload.pull_request.head.ref }}`; default: the repository's default branch. */
             ref?: string;
@@ -3975,6 +3975,8 @@ export interface components {
             branch?: string;
             /** @description The GitHub App connection whose installation on the repository gives the run its token. */
             githubAppId?: string;
+            /** @description Instead of `githubAppId`, the name of a tenant secret holding a personal access token: the weaker choice, as the token is long-lived, reaches everything its owner can, and is not narrowed to the repository or to what `changes` needs; `report` still needs an app. The repository is on github.com, or on the site `repository` names as a URL. */
+            tokenSecret?: string;
             /**
              * @description What happens to the agent's changes: `pull-request` (default: push the branch and open or update its pull request), `push` (push the branch only), `patch-only` (nothing leaves Flows: the patch is kept on the run).
              * @enum {string}

@@ -124,7 +124,7 @@ export function createDomains({
   // A repository is as large as the local sandbox lets a workspace be (FLOWS_LOCAL_AGENT_WORKSPACE_MB).
   const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
   const mirrors = config.repositoryCache ? createMirrors({ dir: config.repositoryCache.dir, maxBytes: config.repositoryCache.maxMb * 1024 * 1024 }) : NO_MIRRORS;
-  const workspaces = createWorkspaces({ apps: githubApps, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors });
+  const workspaces = createWorkspaces({ apps: githubApps, secrets, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors });
   const reporting = createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs });
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.

@@ -54,7 +54,11 @@ type JobWorkspace = components['schemas']['JobWorkspace'];
 type JobReport = components['schemas']['JobReport'];
 
 /** The GitHub App connections a job names exist in its tenant, and reporting has one to report as. */
-async function checkRepository(githubApps: JobsDeps['githubApps'], db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
+async function checkRepository({ githubApps, secrets }: Pick<JobsDeps, 'githubApps' | 'secrets'>, db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
+  if (workspace?.githubAppId && workspace.tokenSecret) throw new ValidationFailed('`workspace` takes `githubAppId` or `tokenSecret`, not both.');
+  if (workspace?.tokenSecret && (await secrets.missing(db, [workspace.tokenSecret])).length) {
+    throw new ValidationFailed(`\`workspace.tokenSecret\` refers to the secret ${clip(workspace.tokenSecret)}, which this tenant does not have; create it with POST /api/v1/secrets.`);
+  }
   await githubApps.checkExists(db, workspace?.githubAppId, 'workspace.githubAppId');
   await githubApps.checkExists(db, report?.githubAppId, 'report.githubAppId');
   if (report && !report.githubAppId && !workspace?.githubAppId) {
@@ -285,7 +289,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       const validators = checkJob({ ...fields, triggers });
       checkEnv(fields.env);
       checkNetwork(fields.network);
-      await checkRepository(githubApps, db, fields.workspace, fields.report);
+      await checkRepository({ githubApps, secrets }, db, fields.workspace, fields.report);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkAgent(targets, db, fields.agent, fields.executionTargetId ?? null);
       await checkSecretsExist(secrets, db, fields.env);
@@ -338,7 +342,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       checkNetwork(fields.network);
       if (fields.workspace !== undefined || fields.report !== undefined) {
         const workspace = fields.workspace === undefined ? (job.workspace as JobWorkspace | null) : fields.workspace;
-        await checkRepository(githubApps, db, workspace, fields.report === undefined ? (job.report as JobReport | null) : fields.report);
+        await checkRepository({ githubApps, secrets }, db, workspace, fields.report === undefined ? (job.report as JobReport | null) : fields.report);
       }
       await targets.checkUsable(db, fields.executionTargetId);
       // A new target is checked against the agent the job keeps, and a new agent against its target.

@@ -26,14 +26,15 @@ export function githubTargetOf(context: Json): GithubTarget | null {
   const payload = objectAt(context.payload) ?? {};
   const fullName = objectAt(payload.repository)?.full_name;
   const repository = typeof fullName === 'string' ? parseRepository(fullName) : null;
-  if (!repository) return null;
+  if (!repository || repository.site) return null;
   const issue = objectAt(payload.issue);
   const pull = objectAt(payload.pull_request);
   const comment = objectAt(payload.comment);
   const commentId = numberAt(comment?.id);
   const headSha = objectAt(pull?.head)?.sha;
   return {
-    ...repository,
+    owner: repository.owner,
+    name: repository.name,
     number: numberAt(issue?.number) ?? numberAt(pull?.number),
     comment: commentId === null ? null : { id: commentId, review: context.event === 'pull_request_review_comment' },
     isPullRequest: Boolean(pull || issue?.pull_request),

@@ -8,12 +8,28 @@ export type JobWorkspace = components['schemas']['JobWorkspace'];
 export type Changes = NonNullable<JobWorkspace['changes']>;
 export type RunArtifacts = components['schemas']['RunArtifacts'];
 
-/** `owner/name` (a `.git` ending and surrounding blanks dropped), or null when it is not one. */
-export function parseRepository(value: string): { owner: string; name: string } | null {
-  const match = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{1,100})$/.exec(value.trim().replace(/\.git$/, ''));
+/**
+ * `owner/name`, or a repository's URL `http(s)://HOST[/prefix]/owner/name` (its `site` is what comes before
+ * the owner), a `.git` ending and surrounding blanks dropped; null when it is neither.
+ */
+export function parseRepository(value: string): { owner: string; name: string; site: string | null } | null {
+  const trimmed = value.trim().replace(/\.git$/, '');
+  let site: string | null = null;
+  let path = trimmed;
+  if (/^https?:\/\//.test(trimmed)) {
+    const url = URL.canParse(trimmed) ? new URL(trimmed) : null;
+    if (!url || url.username || url.password || url.search || url.hash) return null;
+    const parts = url.pathname.replace(/\/+$/, '').split('/');
+    path = parts.slice(-2).join('/');
+    site = `${url.origin}${parts.slice(0, -2).join('/')}`;
+  }
+  const match = /^([A-Za-z0-9](?:[A-Za-z0-9-]{0,38}))\/([A-Za-z0-9._-]{1,100})$/.exec(path);
   if (!match || match[2] === '.' || match[2] === '..') return null;
-  return { owner: match[1], name: match[2] };
+  return { owner: match[1], name: match[2], site };
 }
+
+/** The REST API of a GitHub site: api.github.com for github.com, `/api/v3` of a GitHub Enterprise Server. */
+export const apiOf = (site: string) => (new URL(site).hostname === 'github.com' ? 'https://api.github.com' : `${site.replace(/\/+$/, '')}/api/v3`);
 
 /** The branch of a run whose job names none: its own, so that nothing else is ever pushed over. */
 export const defaultBranchOf = (jobSlug: string, runId: string) => `flows/${jobSlug}-${runId}`;

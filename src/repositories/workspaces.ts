@@ -15,7 +15,8 @@ import { GithubFailure } from './github-api';
 import { GITHUB_API, webBaseOf, type GithubAppsService } from './github-apps-service';
 import { cloneInto, commitAll, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
 import { NO_MIRRORS, type Mirrors } from './mirrors';
-import { commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
+import type { SecretsService } from '../secrets/secrets-service';
+import { apiOf, commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
 
 /** A workspace as one run asks for it: the job's settings with their templates rendered. */
 export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage'> & { ref: string | null; branch: string | null; commitMessage: string | null };
@@ -47,6 +48,8 @@ export interface PreparedWorkspace {
 
 export interface WorkspacesOptions {
   apps: Pick<GithubAppsService, 'accessTo' | 'github'>;
+  /** Opens the personal access token a workspace's `tokenSecret` names. */
+  secrets: Pick<SecretsService, 'open'>;
   outbound: Pick<Outbound, 'urlProblem'>;
   /** Where a run's page is: pull requests link to it. */
   baseUrl: URL;
@@ -65,7 +68,7 @@ export const DEFAULT_AUTHOR = { name: 'Flows', email: 'flows@users.noreply.inval
 
 const failure = (err: unknown) => (err instanceof GitFailure || err instanceof GithubFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
 
-export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS }: WorkspacesOptions) {
+export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS }: WorkspacesOptions) {
   return {
     /**
      * Clones the repository for the run `runId` of the job `jobSlug`; or why it cannot be (the run then
@@ -81,13 +84,20 @@ export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeo
 
       let token: string | null = null;
       let revoke = async () => {};
-      let apiBaseUrl = GITHUB_API;
-      let webBaseUrl = webBaseOf(GITHUB_API);
+      let webBaseUrl = repository.site ?? webBaseOf(GITHUB_API);
+      let apiBaseUrl = apiOf(webBaseUrl);
       if (request.githubAppId) {
         const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes));
         if ('problem' in granted) return granted;
         ({ token, apiBaseUrl, webBaseUrl } = granted.access);
         revoke = granted.revoke;
+        if (repository.site && repository.site.replace(/\/+$/, '') !== webBaseUrl.replace(/\/+$/, '')) {
+          await revoke();
+          return { problem: `\`workspace.repository\` names a repository on ${clip(repository.site)}, but the GitHub App is on ${clip(webBaseUrl)}.` };
+        }
+      } else if (request.tokenSecret) {
+        token = (await secrets.open(db, [request.tokenSecret])).get(request.tokenSecret) ?? null;
+        if (!token) return { problem: `The secret ${clip(request.tokenSecret)} that \`workspace.tokenSecret\` names does not exist (any more): create it (POST /api/v1/secrets) or change the job's workspace.` };
       }
       const remote: Remote = { url: `${webBaseUrl.replace(/\/+$/, '')}/${fullName}.git`, token };
       const refused = outbound.urlProblem(remote.url);
@@ -157,7 +167,7 @@ export function createWorkspaces({ apps, outbound, baseUrl, maxBytes, cloneTimeo
               record({ step: 'failed', message });
               return { artifacts: given, patch };
             };
-            if (!token) return fail('No GitHub App gives this job a token (`workspace.githubAppId`): the changes are kept as a patch only.');
+            if (!token) return fail('No GitHub App (`workspace.githubAppId`) or token (`workspace.tokenSecret`) gives this job a credential: the changes are kept as a patch only.');
             try {
               await pushBranch({ gitDir, remote, branch, expected: heads.branchCommit });
             } catch (err) {

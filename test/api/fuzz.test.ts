@@ -16,7 +16,7 @@ import { contractProblems, exampleIds, exampleUrls, METHODS, operationsOf, urlOf
 import { startFakeProviders, type FakeProviders } from '../support/fake-providers';
 import { DATE_TIMES, generate, pick, rand, type Case, type Kind, type Targets } from '../support/fuzz-cases';
 import { accessToken, sessionCookie } from '../support/identity';
-import { createTenant, FIXTURE_CONFIG, startEventReceiver, type Tenant } from '../support/tenant-fixtures';
+import { createTenant, FIXTURE_APP_KEY, FIXTURE_CONFIG, startEventReceiver, type Tenant } from '../support/tenant-fixtures';
 
 jest.setTimeout(300_000);
 
@@ -91,7 +91,8 @@ async function targetsOf(ops: Operation[], tenant: Tenant): Promise<Targets> {
       const id = await make();
       return op.pathParams.length ? { [resourceOf(op)]: id } : {};
     },
-    map: new Map([...exampleUrls(ops, receiver.url), ...exampleIds(ops, tenant.ids)]),
+    // The contract's example key is cut short: a valid request sends a whole one.
+    map: new Map([...exampleUrls(ops, receiver.url), ...exampleIds(ops, tenant.ids), [ops.find((op) => op.id === 'createGithubApp')!.body!.example.privateKey, FIXTURE_APP_KEY]]),
   };
 }
 

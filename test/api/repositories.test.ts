@@ -241,6 +241,24 @@ describe('jobs with a workspace', () => {
     expect(notRepo.error).toContain('is not a repository (`owner/name`)');
   });
 
+  it('work with a personal access token in a tenant secret, on the site the repository\'s URL names', async () => {
+    // A token as a person's would be: not narrowed to the repository, nor minted for the run.
+    const pat = 'ghs_personal_access_token_1';
+    github.tokens.set(pat, { token: pat, installationId: 1, repositories: ['acme/widgets'], permissions: { contents: 'write', pull_requests: 'write' }, revoked: false });
+    expect((await call(app, 'POST', '/api/v1/secrets', { headers: bearer, body: { name: 'GITHUB_PAT', value: pat } })).status).toBe(201);
+    const both = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', githubAppId: appId, tokenSecret: 'GITHUB_PAT' } } });
+    expect([both.status, both.body.error.message]).toEqual([400, '`workspace` takes `githubAppId` or `tokenSecret`, not both.']);
+    const missing = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', tokenSecret: 'NOPE' } } });
+    expect(missing.body.error.message).toContain('refers to the secret NOPE');
+    const job = await createJob({ repository: `${github.url}/acme/widgets`, tokenSecret: 'GITHUB_PAT', branch: 'flows/pat-{{ data.issue }}' });
+    const run = await runOf(job.id, { issue: 3 });
+    expect(run.state).toBe('succeeded');
+    expect(run.artifacts).toMatchObject({ repository: 'acme/widgets', pushed: true, pullRequestUrl: expect.stringMatching(new RegExp(`^${github.url}/acme/widgets/pull/\\d+$`)) });
+    expect(github.fileAt('acme/widgets', 'flows/pat-3', 'README.md')).toBe('Widgets for every team\n');
+    expect(github.gitRequests.filter((request) => request.token === pat).length).toBeGreaterThan(0);
+    expect(outputOf(await traceOf(run.id)).join('\n')).not.toContain('TOKEN IN');
+  });
+
   it('an app in use by a job cannot be deleted', async () => {
     const res = await call(app, 'DELETE', `/api/v1/github-apps/${appId}`, { headers: bearer });
     expect(res.status).toBe(409);

@@ -1,6 +1,7 @@
 // Real resources of one tenant, made through the API as a client makes them, for tests generated from the
 // contract: an existing resource for every path parameter, and new ones for requests that use theirs up
 // (delete, revoke, stop). Every name carries the tenant's label, so an answer that leaks one shows it.
+import { generateKeyPairSync } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
@@ -27,6 +28,9 @@ export interface Tenant {
   /** A run that is queued or running, for as long as a test takes. */
   activeRun(): Promise<string>;
 }
+
+/** A private key of the fixtures' GitHub Apps (RSA, as GitHub's are), made once per test file. */
+export const FIXTURE_APP_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 
 /** A loopback endpoint for event subscriptions: answers every delivery 204. */
 export async function startEventReceiver(): Promise<{ url: string; close(): Promise<void> }> {
@@ -76,6 +80,8 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
       await accessToken(app, owner);
       return (await tokenIds()).find((id) => !before.includes(id))!;
     },
+    // A key of its own each (the provider's fake has no GitHub: diagnostics run and fail at the first step).
+    githubAppId: async () => (await api('POST', '/api/v1/github-apps', { name: named('app'), appId: 4242, privateKey: FIXTURE_APP_KEY, apiBaseUrl: providersUrl })).id,
     clientId: async () => {
       const clientId = await registerTestClient(app, named('client'));
       await accessToken(app, owner, { clientId });
@@ -95,6 +101,7 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
   ids.subscriptionId = await fresh.subscriptionId();
   ids.tokenId = await fresh.tokenId();
   ids.clientId = await fresh.clientId();
+  ids.githubAppId = await fresh.githubAppId();
 
   // A job of the local target that ends at once, run by a webhook or by invocation.
   fresh.jobId = async () =>
@@ -105,6 +112,8 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
     return (await runSettled(app, bearer, runId)).id as string;
   };
   ids.runId = await fresh.runId();
+  // As if the run had worked on a repository: its changes, as a patch.
+  await app.database.db.runPatch.create({ data: { tenantId: owner.tenantId, runId: ids.runId, patch: `From 0000000 Mon Sep 17 00:00:00 2001\nSubject: [PATCH] ${label}\n` } });
   // One run at a time, each sleeping: every later invocation waits in the queue.
   const sleeper = (await api('POST', '/api/v1/jobs', { name: named('sleeper'), promptTemplate: 'sleep', concurrencyLimit: 1, triggers: [{ type: 'invocation' }] })).id;
   const activeRun = async () => (await api('POST', `/api/v1/jobs/${sleeper}/invocations`, { data: {} })).runId as string;

@@ -1,13 +1,19 @@
 // The rules of repository workspaces and reporting that need no git and no network.
 import { conclusionOf, elapsed, githubTargetOf, progressBody, stepOf } from '../../src/repositories/report-fns';
-import { commitMessageOf, parseRepository, permissionsFor, pullRequestBody, spentLine } from '../../src/repositories/workspace-fns';
+import { apiOf, commitMessageOf, parseRepository, permissionsFor, pullRequestBody, spentLine } from '../../src/repositories/workspace-fns';
 import { webBaseOf } from '../../src/repositories/github-apps-service';
 
 describe('workspace rules', () => {
   it('read `owner/name`, and nothing that could lead elsewhere', () => {
-    expect(parseRepository(' acme/widgets.git ')).toEqual({ owner: 'acme', name: 'widgets' });
-    expect(parseRepository('acme/wid.gets_2')).toEqual({ owner: 'acme', name: 'wid.gets_2' });
-    for (const bad of ['acme', 'acme/widgets/extra', '../etc/passwd', 'acme/..', '-x/y', 'acme/wid gets', 'https://github.com/acme/widgets']) expect(parseRepository(bad)).toBeNull();
+    expect(parseRepository(' acme/widgets.git ')).toEqual({ owner: 'acme', name: 'widgets', site: null });
+    expect(parseRepository('acme/wid.gets_2')).toEqual({ owner: 'acme', name: 'wid.gets_2', site: null });
+    expect(parseRepository('https://github.com/acme/widgets')).toEqual({ owner: 'acme', name: 'widgets', site: 'https://github.com' });
+    expect(parseRepository('https://ghe.example.com/git/acme/widgets.git')).toEqual({ owner: 'acme', name: 'widgets', site: 'https://ghe.example.com/git' });
+    for (const bad of ['acme', 'acme/widgets/extra', '../etc/passwd', 'acme/..', '-x/y', 'acme/wid gets', 'https://u:p@github.com/acme/widgets', 'https://github.com/acme/widgets?x=1', 'ftp://github.com/acme/widgets']) {
+      expect(parseRepository(bad)).toBeNull();
+    }
+    expect(apiOf('https://github.com')).toBe('https://api.github.com');
+    expect(apiOf('https://ghe.example.com/')).toBe('https://ghe.example.com/api/v3');
   });
 
   it('ask for the least a run needs', () => {
