@@ -255,12 +255,22 @@ export async function startFakeGithub() {
 
   const server = createServer((req, res) => {
     const route = req.url ?? '/';
+    // What it recorded, for a person trying Flows against it (test/support/fake-github-server.ts).
+    if (route === '/_fake/recorded') return send(res, 200, { reactions, comments, pulls, checks, branches: Object.fromEntries([...installations.values()].flatMap((i) => i.repositories).map((name) => [name, safeBranches(name)])) });
     if (route.startsWith('/api/v3/')) return void api(req, res, route.slice('/api/v3'.length)).catch(() => send(res, 500, { message: 'fake GitHub failed' }));
     const [pathname, search = ''] = route.split('?');
     const git = /^\/([^/]+\/[^/]+?)\.git(\/.*)$/.exec(pathname);
     if (git) return void gitHttp(req, res, git[1], git[2], search).catch(() => send(res, 500, { message: 'fake git failed' }));
     send(res, 404, { message: 'Not Found' });
   });
+  const safeBranches = (fullName: string) => {
+    try {
+      const out = gitIn(path.join(root, 'repos', `${fullName}.git`), ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads']);
+      return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((line) => line.split(' ')));
+    } catch {
+      return {};
+    }
+  };
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
 
