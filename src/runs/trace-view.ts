@@ -41,7 +41,7 @@ function folded(summary: Html, output: string): Html {
   return html`<details><summary>${summary} · ${plural(lines, 'line')}</summary><pre>${output}</pre></details>`;
 }
 
-const REPORT_ACTIONS: Record<string, string> = { reaction: 'Reacted 👀', comment: 'Progress comment', check_run: 'Check run', skipped: 'Not reporting' };
+const REPORT_ACTIONS: Record<string, string> = { reaction: 'Reacted with eyes (👀)', comment: 'Progress comment', check_run: 'Check run', skipped: 'Not reporting' };
 
 /** The typed events of an agent's stream, each shown when its data has the fields it should (else as data). */
 const VIEWS: Partial<Record<TraceEvent['type'], (data: Data) => Html | null>> = {
