@@ -3957,8 +3957,8 @@ export interface components {
          *     repository (`githubAppId`), minted for the run with the least permissions `changes` needs and revoked
          *     when the run ends, or a personal access token in a tenant secret (`tokenSecret`, the weaker choice);
          *     with neither, the repository is cloned without one (public repositories) and the changes stay a patch.
-         *     `repository`, `ref`, `branch` and `commitMessage` are Liquid templates over the run's context, as the
-         *     prompt is, checked when the job is saved.
+         *     `repository`, `ref`, `branch`, `commitMessage` and `pullRequestTitle` are Liquid templates over the
+         *     run's context, as the prompt is, checked when the job is saved.
          * @example {
          *       "repository": "{{ payload.repository.full_name }}",
          *       "branch": "flows/issue-{{ payload.issue.number }}",
@@ -3984,6 +3984,18 @@ export interface components {
             changes?: "pull-request" | "push" | "patch-only";
             /** @description Template of the commit message; default: the run's name, then the agent's final message. */
             commitMessage?: string;
+            /** @description Template of the pull request's title; default: the run's name. (Its body is the agent's summary, a link to the run, the size of the change and what the agent spent.) */
+            pullRequestTitle?: string;
+            /** @description Who commits the agent's changes; default: `Flows <flows@users.noreply.invalid>`. */
+            author?: {
+                /** @description The author's name. */
+                name: string;
+                /**
+                 * Format: email
+                 * @description The author's email address.
+                 */
+                email: string;
+            };
         };
         /**
          * @description Answering where the work was asked, for runs a GitHub delivery started (an issue, a pull request, a

@@ -35,6 +35,8 @@ docker build -q --build-arg BASE_IMAGE="$base" -t "$image" . >/dev/null
 # images stay, named by what makes them.
 cleanup() { docker rmi -f "$image" >/dev/null 2>&1 || true; docker image prune -f >/dev/null 2>&1 || true; }
 docker image inspect -f '{{.Config.User}} {{json .Config.Healthcheck.Test}}' "$image"
+# Repository workspaces clone and push with the image's git.
+docker run --rm --entrypoint git "$image" --version
 
 email=smoke@example.test password=smoke-password-$RANDOM$RANDOM
 say "the image on its own"

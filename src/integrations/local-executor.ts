@@ -13,6 +13,7 @@ import { agentCommandLine, agentVariables, AGENT_CLIS, AGENT_INSTALL, isStreamKi
 import { agentBinVariable } from '../lib/agent-clis';
 import { DEFAULT_AGENT_STATE_DIR, type LocalAgent, type SandboxBind } from '../config';
 import { DEFAULT_LIMITS, limitMessage, type LimitName } from '../lib/resource-limits';
+import { sizeOf } from '../lib/folder-size';
 import { clip } from '../lib/text';
 import { agentOutput, outputBounds, resultOf } from './agent-output';
 import { openEgress, type EgressOptions } from './egress-proxy';
@@ -24,6 +25,8 @@ import { EGRESS_SOCKET, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandbox
 const KILL_GRACE_MS = 5_000;
 /** How often a run's control group is read for a limit it ran into. */
 const WATCH_MS = 500;
+/** How often a repository workspace's size is measured (a walk of its files). */
+const WORKSPACE_MEASURE_MS = 2_000;
 
 function killGroup(pid: number, signal: NodeJS.Signals) {
   if (pid <= 0) return; // -0 would be this server's own group
@@ -163,11 +166,24 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         const name = group.hit();
         if (name) limit(name);
       }, WATCH_MS);
+    // A repository workspace is a folder of this server's, not a sized filesystem: its size is measured instead.
+    let measuring = false;
+    const measure =
+      spec.workspace &&
+      setInterval(() => {
+        if (measuring) return;
+        measuring = true;
+        sizeOf(spec.workspace!.dir)
+          .then((bytes) => bytes > limits.workspaceMb * 1024 * 1024 && limit('workspace'))
+          .catch(() => {})
+          .finally(() => (measuring = false));
+      }, WORKSPACE_MEASURE_MS);
     return {
       ...started,
       /** The limit that ended the agent, read once it has exited; then the proxy closes and the group goes. */
       async release(): Promise<LimitName | null> {
         if (watch) clearInterval(watch);
+        if (measure) clearInterval(measure);
         const hit = group?.hit() ?? null;
         await group?.kill();
         await group?.remove();

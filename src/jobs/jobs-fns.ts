@@ -227,7 +227,7 @@ function conditionProblems(trigger: Trigger & { conditions?: unknown }, where: s
 type JobWorkspace = components['schemas']['JobWorkspace'];
 
 /** The fields of a job's workspace that are templates over the run's context, as its prompt is. */
-export const WORKSPACE_TEMPLATES = ['repository', 'ref', 'branch', 'commitMessage'] as const;
+export const WORKSPACE_TEMPLATES = ['repository', 'ref', 'branch', 'commitMessage', 'pullRequestTitle'] as const;
 
 export function checkJob(
   job: { promptTemplate: string; runNameTemplate?: string | null; triggers: Trigger[]; flowControl?: FlowControl; workspace?: JobWorkspace | null },

@@ -148,7 +148,7 @@ async function checkSecretsExist(secrets: JobsDeps['secrets'], db: TenantDb, env
 
 /** What rendering a job's templates reads of it. */
 /** A job's workspace for one run: its templates rendered. */
-export type RenderedWorkspace = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage'> & { ref: string | null; branch: string | null; commitMessage: string | null };
+export type RenderedWorkspace = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage' | 'pullRequestTitle'> & { ref: string | null; branch: string | null; commitMessage: string | null; pullRequestTitle: string | null };
 
 export type RenderedJob = Pick<JobRow, 'id' | 'name' | 'updatedAt' | 'promptTemplate' | 'runNameTemplate' | 'flowControl'>;
 
@@ -531,7 +531,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
         throw asInvalidTemplate(err, err instanceof RenderProblem ? `workspace.${fields[err.index]}` : null);
       }
       const value = (field: (typeof WORKSPACE_TEMPLATES)[number]) => outputs[fields.indexOf(field)]?.trim() || null;
-      return { ...workspace, repository: value('repository') ?? '', ref: value('ref'), branch: value('branch'), commitMessage: value('commitMessage') };
+      return { ...workspace, repository: value('repository') ?? '', ref: value('ref'), branch: value('branch'), commitMessage: value('commitMessage'), pullRequestTitle: value('pullRequestTitle') };
     },
   };
 }

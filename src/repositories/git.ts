@@ -5,8 +5,9 @@
 // filesystem monitors are off, and only HTTP(S) is spoken. The credential goes to git in its environment,
 // as a header for the remote's site only, never on a command line, in a file or in a URL.
 import { spawn } from 'node:child_process';
-import { cp, readdir, rm, stat } from 'node:fs/promises';
+import { cp, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { sizeOf } from '../lib/folder-size';
 import { clip } from '../lib/text';
 import type { CloneSource } from './mirrors';
 
@@ -130,17 +131,6 @@ export async function remoteHeads(remote: Remote, branch: string): Promise<{ def
 export async function validBranch(name: string): Promise<boolean> {
   const { code } = await git(['check-ref-format', '--branch', name], { answers: [1, 128] }).catch(() => ({ code: 1 }));
   return code === 0 && !name.startsWith('-');
-}
-
-/** The bytes of the files under `dir` (links not followed). */
-export async function sizeOf(dir: string): Promise<number> {
-  let total = 0;
-  const entries = await readdir(dir, { withFileTypes: true, recursive: true }).catch(() => []);
-  for (const entry of entries) {
-    if (!entry.isFile()) continue;
-    total += (await stat(path.join(entry.parentPath, entry.name)).catch(() => ({ size: 0 }))).size;
-  }
-  return total;
 }
 
 /**

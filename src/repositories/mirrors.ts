@@ -7,7 +7,8 @@
 import { mkdir, readdir, rm, utimes, stat } from 'node:fs/promises';
 import path from 'node:path';
 import { sha256 } from '../lib/hash';
-import { git, sizeOf, type Remote } from './git';
+import { sizeOf } from '../lib/folder-size';
+import { git, type Remote } from './git';
 
 /** Where a run fetches its ref from: the remote itself, or a mirror on this machine. */
 export interface CloneSource {

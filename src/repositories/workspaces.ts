@@ -19,7 +19,7 @@ import type { SecretsService } from '../secrets/secrets-service';
 import { apiOf, commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
 
 /** A workspace as one run asks for it: the job's settings with their templates rendered. */
-export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage'> & { ref: string | null; branch: string | null; commitMessage: string | null };
+export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage' | 'pullRequestTitle'> & { ref: string | null; branch: string | null; commitMessage: string | null; pullRequestTitle: string | null };
 
 /** What a workspace records in the run's trace (`workspace` events). */
 export type WorkspaceRecord = (data: Record<string, unknown>) => void;
@@ -57,7 +57,7 @@ export interface WorkspacesOptions {
   maxBytes: number;
   /** How long fetching and checking out may take. */
   cloneTimeoutMs?: number;
-  /** Who commits the agent's changes. */
+  /** Who commits the agent's changes when the job does not say. */
   author?: { name: string; email: string };
   /** The cache of repositories runs clone from (none: every run fetches from the remote). */
   mirrors?: Mirrors;
@@ -148,7 +148,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
           async deliver({ result, usage }): Promise<Delivered> {
             const name = run.name;
             const given = { ...artifacts };
-            const committed = await commitAll({ gitDir, workTree: dir, message: commitMessageOf(request.commitMessage, name, summaryOf(result)), author }).catch((err) => {
+            const committed = await commitAll({ gitDir, workTree: dir, message: commitMessageOf(request.commitMessage, name, summaryOf(result)), author: request.author ?? author }).catch((err) => {
               given.error = `The changes could not be committed: ${failure(err)}`;
               return null;
             });
@@ -182,7 +182,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
               const open = await api.openPullRequest(repository.owner, repository.name, branch);
               if (open) await api.updatePull(repository.owner, repository.name, open.number, body);
               if (!open && !base) return fail(`${fullName} has no default branch to open the pull request against.`);
-              const pull = open ?? (await api.openPull(repository.owner, repository.name, { title: name, body, head: branch, base: base! }));
+              const pull = open ?? (await api.openPull(repository.owner, repository.name, { title: request.pullRequestTitle?.slice(0, 256) ?? name, body, head: branch, base: base! }));
               given.pullRequestUrl = pull.url;
               record({ step: 'pull_request', url: pull.url, number: pull.number, action: open ? 'updated' : 'opened' });
             } catch (err) {

@@ -6,6 +6,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
+import { DEFAULT_LIMITS } from '../../src/lib/resource-limits';
 import { startTestApp, type TestApp } from '../support/app';
 import { agentCommand } from '../support/agent';
 import { startFakeGithub, type FakeGithub } from '../support/fake-github';
@@ -203,6 +204,16 @@ describe('jobs with a workspace', () => {
     expect([...github.tokens.values()].at(-1)!.permissions).toEqual({ contents: 'write', metadata: 'read' });
   });
 
+  it('title the pull request and author the commit as the job says', async () => {
+    const job = await createJob({ repository: 'acme/widgets', githubAppId: appId, pullRequestTitle: 'Fix #{{ data.issue }}: the README', author: { name: 'Widget Bot', email: 'bot@acme.example' } });
+    const run = await runOf(job.id, { issue: 88 });
+    const pull = github.pulls.find((candidate) => candidate.head === run.artifacts.branch)!;
+    expect(pull.title).toBe('Fix #88: the README');
+    expect(github.log('acme/widgets', run.artifacts.branch)[0]).toBe('Fix #88 <bot@acme.example>');
+    const refused = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', author: { name: 'Evil <x@y>', email: 'x@y.example' } } } });
+    expect(refused.status).toBe(400);
+  });
+
   it('push nothing when the agent changed nothing', async () => {
     const job = await createJob({ repository: 'acme/widgets', githubAppId: appId });
     const pushes = github.gitRequests.filter((request) => request.service === 'git-receive-pack').length;
@@ -360,3 +371,27 @@ describe('a mention in a comment, through the preset', () => {
     expect((await call(app, 'GET', `/api/v1/runs?jobId=${jobId}`, { headers: bearer })).body).toHaveLength(runs);
   });
 });
+
+describe('a workspace on the local target', () => {
+  it('is held to the sandbox\'s workspace size while the agent runs', async () => {
+    const small = await startTestApp({
+      localAgent: { command: agentCommand('cat >/dev/null; head -c 3000000 /dev/zero > big.bin; sleep 20; echo never'), timeoutSeconds: 60, limits: { ...DEFAULT_LIMITS, workspaceMb: 1 } },
+      rateLimits: { api: 0, apiAddress: 0 },
+    });
+    try {
+      const owner = await createOwner(small.database.db, { tenantName: 'Small' });
+      const headers = { authorization: `Bearer ${await accessToken(small, owner)}` };
+      const created = await call(small, 'POST', '/api/v1/github-apps', { headers, body: { name: 'Flows test', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl } });
+      const job = await call(small, 'POST', '/api/v1/jobs', { headers, body: { name: 'Big', promptTemplate: 'x', executionTargetId: 'local', workspace: { repository: 'acme/widgets', githubAppId: created.body.id } } });
+      const invoked = await call(small, 'POST', `/api/v1/jobs/${job.body.id}/invocations`, { headers, body: {} });
+      const run = await runSettled(small, headers, invoked.body.runId);
+      expect(run).toMatchObject({ state: 'failed', error: expect.stringContaining('the size of its workspace (1 MB)') });
+      const trace = (await call(small, 'GET', `/api/v1/runs/${run.id}/trace?limit=100`, { headers })).body as { type: string; data: any }[];
+      expect(trace.find((event) => event.type === 'resource_limit')?.data).toMatchObject({ limit: 'workspace' });
+      for (const token of github.tokens.keys()) small.rememberSecret(token);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
