@@ -184,6 +184,7 @@ export function createDomains({
     runs,
     jobs,
     tenantDb,
+    apps: githubApps,
     logger,
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
     replayWindowSeconds: config.webhookReplayWindowSeconds,

@@ -10,15 +10,21 @@ export function createGithubAppsRepo(db: TenantDb) {
     create: (data: Required<Omit<Fields, 'webhookSecretCiphertext'>> & { id: string; webhookSecretCiphertext: string | null }) => db.githubApp.create({ data: data as Prisma.GithubAppUncheckedCreateInput }),
     find: (id: string) => db.githubApp.findFirst({ where: { id } }),
     list: () => db.githubApp.findMany({ orderBy: { id: 'desc' } }),
-    update: async (id: string, data: Fields) => {
-      const { count } = await db.githubApp.updateMany({ where: { id }, data });
-      return count > 0 ? db.githubApp.findFirst({ where: { id } }) : null;
-    },
+    /** A new webhook secret is the one the sources bound to the app verify with, from the same moment. */
+    update: (id: string, data: Fields) =>
+      db.$transaction(async (tx) => {
+        const { count } = await tx.githubApp.updateMany({ where: { id }, data });
+        if (count === 0) return null;
+        if (data.webhookSecretCiphertext) await tx.webhookSource.updateMany({ where: { githubAppId: id, deletedAt: null }, data: { secretCiphertext: data.webhookSecretCiphertext } });
+        return tx.githubApp.findFirst({ where: { id } });
+      }),
     delete: async (id: string) => (await db.githubApp.deleteMany({ where: { id } })).count > 0,
     verified: (id: string) => db.githubApp.updateMany({ where: { id }, data: { lastVerifiedAt: new Date() } }),
-    /** The live jobs whose workspace names the app. */
+    /** The live jobs whose workspace or report names the app. */
     usersOf: async (id: string) =>
-      (await db.job.findMany({ where: { deletedAt: null }, select: { workspace: true } })).filter((job) => (job.workspace as { githubAppId?: string } | null)?.githubAppId === id).length,
+      (await db.job.findMany({ where: { deletedAt: null }, select: { workspace: true, report: true } })).filter((job) => [job.workspace, job.report].some((settings) => (settings as { githubAppId?: string } | null)?.githubAppId === id)).length,
+    /** The live webhook sources bound to the app. */
+    sourcesOf: (id: string) => db.webhookSource.count({ where: { githubAppId: id, deletedAt: null } }),
   };
 }
 

@@ -100,7 +100,12 @@ export function createGithubAppsService({ box, outbound }: { box: SecretBox; out
       checkApiUrl(outbound, patch.webBaseUrl, 'webBaseUrl');
       checkKey(patch.privateKey);
       const { privateKey, webhookSecret, ...fields } = patch;
-      const row = await createGithubAppsRepo(db).update(id, {
+      const repo = createGithubAppsRepo(db);
+      if (webhookSecret === null) {
+        const bound = await repo.sourcesOf(id);
+        if (bound > 0) throw new Conflict('in_use', `${bound === 1 ? 'A webhook source verifies' : `${bound} webhook sources verify`} deliveries with this app's webhook secret; delete ${bound === 1 ? 'it' : 'them'} first, or give the app a new secret instead.`);
+      }
+      const row = await repo.update(id, {
         ...fields,
         // A new API without a new site: the site follows the API, as it did at creation.
         ...(patch.apiBaseUrl && !patch.webBaseUrl ? { webBaseUrl: webBaseOf(patch.apiBaseUrl) } : {}),
@@ -114,9 +119,22 @@ export function createGithubAppsService({ box, outbound }: { box: SecretBox; out
       const repo = createGithubAppsRepo(db);
       await found(db, id);
       const users = await repo.usersOf(id);
-      if (users > 0) throw new Conflict('in_use', `${users === 1 ? 'A job\'s' : `${users} jobs'`} \`workspace.githubAppId\` names this GitHub App connection; change or delete ${users === 1 ? 'it' : 'them'} first.`);
+      if (users > 0) throw new Conflict('in_use', `${users === 1 ? 'A job names' : `${users} jobs name`} this GitHub App connection (\`workspace.githubAppId\` or \`report.githubAppId\`); change or delete ${users === 1 ? 'it' : 'them'} first.`);
+      const bound = await repo.sourcesOf(id);
+      if (bound > 0) throw new Conflict('in_use', `${bound === 1 ? 'A webhook source is' : `${bound} webhook sources are`} bound to this GitHub App connection; delete ${bound === 1 ? 'it' : 'them'} first.`);
       if (!(await repo.delete(id))) throw appNotFound();
     },
+    /**
+     * The sealed webhook secret of the app a `github` source is bound to: the source verifies deliveries with
+     * it. Refused when the app is not the tenant's or has no webhook secret.
+     */
+    async webhookSecretOf(db: TenantDb, id: string): Promise<string> {
+      const row = await createGithubAppsRepo(db).find(id);
+      if (!row) throw new ValidationFailed(`\`githubAppId\` "${clip(id)}" is not a GitHub App connection of this tenant.`);
+      if (!row.webhookSecretCiphertext) throw new ValidationFailed(`The GitHub App connection ${clip(row.name)} has no webhook secret: set \`webhookSecret\` on it (PATCH /api/v1/github-apps/${row.id}) to the secret the app's settings on GitHub sign webhooks with.`);
+      return row.webhookSecretCiphertext;
+    },
+
     /** A job's workspace may name only an app of its tenant. */
     async checkExists(db: TenantDb, id: string | undefined, field: string): Promise<void> {
       if (id !== undefined && !(await createGithubAppsRepo(db).find(id))) {
@@ -172,14 +190,15 @@ export function createGithubAppsService({ box, outbound }: { box: SecretBox; out
 
     /**
      * A token of the app for `owner/name` alone, with `permissions`; or why there is none (the connection is
-     * gone, the app is not installed there, GitHub refused).
+     * gone, the app is not installed there, GitHub refused). `installationId`: the installation a delivery
+     * came through (a source bound to the app), which spares asking GitHub for it.
      */
-    async accessTo(db: TenantDb, id: string, owner: string, name: string, permissions: Permissions): Promise<{ access: RepositoryAccess; revoke(): Promise<void> } | { problem: string }> {
+    async accessTo(db: TenantDb, id: string, owner: string, name: string, permissions: Permissions, installationId: number | null = null): Promise<{ access: RepositoryAccess; revoke(): Promise<void> } | { problem: string }> {
       const row = await createGithubAppsRepo(db).find(id);
       if (!row) return { problem: `The GitHub App connection ${clip(id)} that \`workspace.githubAppId\` names no longer exists.` };
       try {
         const app = await github.asApp(credentials(row));
-        const installation = await app.installationOf(owner, name);
+        const installation = installationId ?? (await app.installationOf(owner, name));
         if (installation === null) return { problem: `The GitHub App ${clip(row.name)} is not installed on ${owner}/${name}, or cannot see it: install it there (the app's page on GitHub, "Install App").` };
         const { token } = await app.token(installation, [name], permissions);
         const access = { apiBaseUrl: row.apiBaseUrl, webBaseUrl: row.webBaseUrl, token };

@@ -9,6 +9,7 @@ import { clip } from '../lib/text';
 import { GithubFailure, type Permissions } from './github-api';
 import type { GithubAppsService } from './github-apps-service';
 import { conclusionOf, githubTargetOf, progressBody, stepOf, type FinalReport } from './report-fns';
+import { deliveredInstallation } from './workspace-fns';
 
 type JobReport = components['schemas']['JobReport'];
 
@@ -42,7 +43,7 @@ export function createReporting({ apps, baseUrl, editEveryMs = 3_000 }: { apps: 
       const { owner, name } = target;
       const checking = settings.checkRun !== false && target.isPullRequest && target.number !== null;
       const permissions: Permissions = { issues: 'write', pull_requests: 'write', metadata: 'read', ...(checking ? { checks: 'write' as const } : {}) };
-      const granted = await apps.accessTo(db, settings.githubAppId, owner, name, permissions);
+      const granted = await apps.accessTo(db, settings.githubAppId, owner, name, permissions, deliveredInstallation(context, settings.githubAppId));
       if ('problem' in granted) {
         record({ action: 'skipped', ok: false, message: granted.problem });
         return null;

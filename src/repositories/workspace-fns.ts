@@ -77,3 +77,14 @@ export function pullRequestBody({ summary, runUrl, usage, diffStat }: { summary:
     ...(spent ? [`Spent: ${spent}`] : []),
   ].join('\n');
 }
+
+/**
+ * The installation of the app `githubAppId` that a run's delivery came through: set when the delivery's
+ * source is bound to that app (GitHub signed it with the app's secret, so its `installation.id` is the
+ * app's own). Null otherwise: the installation is then asked of GitHub.
+ */
+export function deliveredInstallation(context: Record<string, unknown>, githubAppId: string): number | null {
+  const source = context.source as { githubAppId?: unknown } | undefined;
+  const id = (context.payload as { installation?: { id?: unknown } } | undefined)?.installation?.id;
+  return source?.githubAppId === githubAppId && typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : null;
+}

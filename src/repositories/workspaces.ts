@@ -19,7 +19,14 @@ import type { SecretsService } from '../secrets/secrets-service';
 import { apiOf, commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
 
 /** A workspace as one run asks for it: the job's settings with their templates rendered. */
-export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage' | 'pullRequestTitle'> & { ref: string | null; branch: string | null; commitMessage: string | null; pullRequestTitle: string | null };
+export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage' | 'pullRequestTitle'> & {
+  ref: string | null;
+  branch: string | null;
+  commitMessage: string | null;
+  pullRequestTitle: string | null;
+  /** The installation of `githubAppId` the run's delivery came through, if it came through one (`deliveredInstallation`). */
+  installationId?: number | null;
+};
 
 /** What a workspace records in the run's trace (`workspace` events). */
 export type WorkspaceRecord = (data: Record<string, unknown>) => void;
@@ -87,7 +94,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
       let webBaseUrl = repository.site ?? webBaseOf(GITHUB_API);
       let apiBaseUrl = apiOf(webBaseUrl);
       if (request.githubAppId) {
-        const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes));
+        const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes), request.installationId);
         if ('problem' in granted) return granted;
         ({ token, apiBaseUrl, webBaseUrl } = granted.access);
         revoke = granted.revoke;

@@ -16,7 +16,7 @@ import type { Logger } from '../lib/logger';
 import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
 import type { Reporter, Reporting } from '../repositories/reporter';
-import { spentLine, summaryOf, type RunArtifacts } from '../repositories/workspace-fns';
+import { deliveredInstallation, spentLine, summaryOf, type RunArtifacts } from '../repositories/workspace-fns';
 import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
@@ -249,7 +249,8 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
       if (err instanceof Error && 'code' in err) return { problem: err.message };
       throw err;
     }
-    const prepared = await workspaces.prepare(db, request!, { id: run.id, name: run.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
+    const installationId = request!.githubAppId ? deliveredInstallation(run.context, request!.githubAppId) : null;
+    const prepared = await workspaces.prepare(db, { ...request!, installationId }, { id: run.id, name: run.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
     if ('problem' in prepared) return prepared;
     await createRunsRepo(db).setArtifacts(run.id, prepared.artifacts);
     return prepared;

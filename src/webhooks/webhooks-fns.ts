@@ -175,7 +175,7 @@ export const replayHash = (format: WebhookFormat, raw: Buffer): string | null =>
 export const isReplay = (first: { receivedAt: Date }, receivedAt: Date, windowMs: number) => receivedAt.getTime() - first.receivedAt.getTime() < windowMs;
 
 /** What conditions and templates of webhook triggers see. */
-export function webhookContext(source: { id: string; format: string; signatureHeader: string | null }, delivery: Delivery, headers: Headers, receivedAt: Date): WebhookContext {
+export function webhookContext(source: { id: string; format: string; signatureHeader: string | null; githubAppId?: string | null }, delivery: Delivery, headers: Headers, receivedAt: Date): WebhookContext {
   const signatureHeader = source.signatureHeader?.toLowerCase();
   const kept = Object.fromEntries(
     Object.entries(headers)
@@ -183,7 +183,8 @@ export function webhookContext(source: { id: string; format: string; signatureHe
       .map(([name, value]) => [name, Array.isArray(value) ? value.join(', ') : (value ?? '')]),
   );
   return {
-    source: { id: source.id, format: source.format },
+    // A source bound to a GitHub App names it: its runs' tokens come from the delivery's installation.
+    source: { id: source.id, format: source.format, ...(source.githubAppId && { githubAppId: source.githubAppId }) },
     event: delivery.event,
     action: delivery.action,
     payload: delivery.payload,

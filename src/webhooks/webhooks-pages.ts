@@ -29,7 +29,8 @@ export interface WebhooksPagesDeps extends ConsoleDeps {
 
 const FORMATS = ['github', 'linear', 'standard-webhooks', 'hmac-sha256'] as const;
 
-const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: string }) =>
+const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: string | null }) =>
+  source.signingSecret !== null &&
   secretOnce({
     title: `Signing secret of ${source.name}`,
     advice: "Copy it now into the sender's webhook settings: it is not shown again (rotate it to get a new one).",
@@ -82,7 +83,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
       html`${source.format}`,
       html`<code>${source.intakeUrl}</code>`,
       html`<a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries</a>`,
-      html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate"><button type="submit" class="secondary" aria-label="Rotate the secret of ${source.name}">Rotate secret</button></form>
+      html`${source.githubAppId ? null : html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate"><button type="submit" class="secondary" aria-label="Rotate the secret of ${source.name}">Rotate secret</button></form>`}
 <form method="post" action="/console/sources/${encodeURIComponent(source.id)}/delete"><button type="submit" class="secondary" aria-label="Delete ${source.name}">Delete</button></form>`,
     ]);
     const { refused } = shown;
@@ -93,7 +94,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
       visitor,
       '/console/sources',
       'Webhook sources',
-      html`${shown.secret ? sourceSecret(shown.secret) : null}
+      html`${shown.secret ? sourceSecret(shown.secret) || null : null}
 ${table(['Name', 'Format', 'Payload URL', '', ''], rows, 'No webhook source yet.')}
 <h2>New source</h2>
 <form method="post" action="/console/sources">
@@ -117,6 +118,7 @@ ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error
     const details: [string, Html][] = [
       ['Format', html`${source.format}`],
       ...(source.signatureHeader ? [['Signature header', html`<code>${source.signatureHeader}</code>`] as [string, Html]] : []),
+      ...(source.githubAppId ? [['GitHub App', html`<code>${source.githubAppId}</code> (deliveries are verified with its webhook secret)`] as [string, Html]] : []),
       ['Payload URL', html`<code>${source.intakeUrl}</code>`],
       ['Created', time(source.createdAt)],
     ];

@@ -40,13 +40,14 @@ const activityRow = (activity: NewActivity) => ({ ...activity, context: toJson(a
 export function createWebhooksRepo(db: TenantDb) {
   const { id: tenantId, sql } = db.$tenant();
   return {
-    createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string }) =>
+    createSource: (data: { id: string; name: string; format: string; signatureHeader: string | null; secretCiphertext: string; githubAppId: string | null }) =>
       db.webhookSource.create({ data: data as Prisma.WebhookSourceUncheckedCreateInput }),
     findSource: (id: string) => db.webhookSource.findFirst({ where: { id, deletedAt: null } }),
     listSources: ({ limit, after }: KeysetRequest<string>) =>
       db.webhookSource.findMany({ where: { deletedAt: null, id: after === undefined ? undefined : { lt: after } }, orderBy: { id: 'desc' }, take: limit + 1 }),
     setSecret: (id: string, secretCiphertext: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { secretCiphertext } }),
-    deleteSource: (id: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date() } }),
+    /** A deleted source lets its GitHub App go: its activity stays readable, bound to nothing. */
+    deleteSource: (id: string) => db.webhookSource.updateMany({ where: { id, deletedAt: null }, data: { deletedAt: new Date(), githubAppId: null } }),
     triggersUsing: (sourceId: string) => db.trigger.count({ where: { sourceId } }),
 
     createActivity: (activity: NewActivity) => db.webhookActivity.create({ data: activityRow(activity), select: { id: true } }),

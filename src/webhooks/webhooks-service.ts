@@ -16,6 +16,7 @@ import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
 import { simulateFlow } from '../runs/runs-fns';
+import type { GithubAppsService } from '../repositories/github-apps-service';
 import type { RunsService } from '../runs/runs-service';
 import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
@@ -54,6 +55,8 @@ export interface WebhooksDeps {
   /** A live source by id, whatever its tenant: intake learns the tenant from the source. */
   sourceById(id: string): Promise<LiveSource | null>;
   pendingDeliveries: PendingDeliveries;
+  /** The sealed webhook secret of the GitHub App a source binds to. */
+  apps: Pick<GithubAppsService, 'webhookSecretOf'>;
   logger: Logger;
   /** A delivery was recorded: outbound events. */
   notify(tenantId: string, delivery: Record<string, unknown>): void;
@@ -62,7 +65,7 @@ export interface WebhooksDeps {
   now?: () => Date;
 }
 
-export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, logger, notify, replayWindowSeconds, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, apps, logger, notify, replayWindowSeconds, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
   const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
@@ -75,6 +78,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     name: row.name,
     format: row.format as WebhookFormat,
     signatureHeader: row.signatureHeader,
+    githubAppId: row.githubAppId,
     intakeUrl: new URL(`/hooks/${row.id}`, baseUrl).href,
     createdAt: row.createdAt.toISOString(),
   });
@@ -138,13 +142,16 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       if (input.signatureHeader !== undefined && input.format !== 'hmac-sha256') {
         throw new ValidationFailed('`signatureHeader` is accepted only for the hmac-sha256 format.');
       }
-      const signingSecret = newSigningSecret();
+      if (input.githubAppId !== undefined && input.format !== 'github') throw new ValidationFailed('`githubAppId` binds only a source of the github format.');
+      // A source bound to a GitHub App verifies with the app's webhook secret: it has no secret of its own to show.
+      const signingSecret = input.githubAppId === undefined ? newSigningSecret() : null;
       const row = await createWebhooksRepo(db).createSource({
         id: newId('src'),
         name: input.name,
         format: input.format,
         signatureHeader: input.format === 'hmac-sha256' ? (input.signatureHeader ?? null) : null,
-        secretCiphertext: box.seal(signingSecret),
+        secretCiphertext: signingSecret === null ? await apps.webhookSecretOf(db, input.githubAppId!) : box.seal(signingSecret),
+        githubAppId: input.githubAppId ?? null,
       });
       return { ...view(row), signingSecret };
     },
@@ -159,6 +166,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
 
     async rotateSecret(db: TenantDb, id: string): Promise<SourceWithSecret> {
       const row = await foundSource(db, id);
+      if (row.githubAppId) throw new Conflict('conflict', `This source verifies deliveries with the webhook secret of the GitHub App connection ${row.githubAppId}: change that secret on GitHub and on the connection (PATCH /api/v1/github-apps/${row.githubAppId}, \`webhookSecret\`).`);
       const signingSecret = newSigningSecret();
       if ((await createWebhooksRepo(db).setSecret(row.id, box.seal(signingSecret))).count === 0) throw sourceNotFound();
       sources.forget(row.id);

@@ -277,8 +277,44 @@ describe('jobs with a workspace', () => {
   });
 });
 
-describe('a mention in a comment, through the preset', () => {
-  let source: { id: string; signingSecret: string };
+describe('a webhook source bound to the GitHub App', () => {
+  it('verifies with the app\'s webhook secret, which stays the app\'s: never answered, changed on the app alone', async () => {
+    const appOnly = await call(app, 'POST', '/api/v1/github-apps', { headers: bearer, body: { name: 'Bound', appId: github.app.id, privateKey: github.app.privateKey, apiBaseUrl: github.apiBaseUrl } });
+    const id = appOnly.body.id;
+    const noSecret = await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Via app', format: 'github', githubAppId: id } });
+    expect(noSecret.status).toBe(400);
+    expect(noSecret.body.error.message).toContain('has no webhook secret');
+    expect((await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'x', format: 'linear', githubAppId: id } })).body.error.message).toContain('only a source of the github format');
+    expect((await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'x', format: 'github', githubAppId: 'gha_nope' } })).status).toBe(400);
+
+    await call(app, 'PATCH', `/api/v1/github-apps/${id}`, { headers: bearer, body: { webhookSecret: 'whsec_bound_1' } });
+    const created = await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'Via app', format: 'github', githubAppId: id } });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({ githubAppId: id, signingSecret: null });
+    expect((await call(app, 'GET', `/api/v1/webhook-sources/${created.body.id}`, { headers: bearer })).body.githubAppId).toBe(id);
+    const status = async (secret: string) => {
+      const { body, headers } = githubDelivery(secret, { zen: 'Keep it logically awesome.', hook_id: 1 }, { event: 'ping' });
+      return (await request(app.app).post(`/hooks/${created.body.id}`).set(headers).send(body)).status;
+    };
+    expect(await status('whsec_bound_1')).toBe(202);
+    expect((await call(app, 'POST', `/api/v1/webhook-sources/${created.body.id}/rotate-secret`, { headers: bearer })).status).toBe(409);
+    // A new secret on the app is the source's at once; the old one is refused.
+    await call(app, 'PATCH', `/api/v1/github-apps/${id}`, { headers: bearer, body: { webhookSecret: 'whsec_bound_2' } });
+    expect(await status('whsec_bound_2')).toBe(202);
+    expect(await status('whsec_bound_1')).toBe(401);
+    // The app cannot lose its secret, nor go, while a source verifies with it; once the source is gone, it can.
+    expect((await call(app, 'PATCH', `/api/v1/github-apps/${id}`, { headers: bearer, body: { webhookSecret: null } })).status).toBe(409);
+    const inUse = await call(app, 'DELETE', `/api/v1/github-apps/${id}`, { headers: bearer });
+    expect(inUse.status).toBe(409);
+    expect(inUse.body.error.message).toContain('webhook source is bound');
+    expect((await call(app, 'DELETE', `/api/v1/webhook-sources/${created.body.id}`, { headers: bearer })).status).toBe(204);
+    expect((await call(app, 'DELETE', `/api/v1/github-apps/${id}`, { headers: bearer })).status).toBe(204);
+  });
+});
+
+describe('a mention in a comment, through the preset, on a source bound to the app', () => {
+  const APP_WEBHOOK_SECRET = 'whsec_app_mentions';
+  let source: { id: string; signingSecret: string | null };
   let jobId: string;
   const comment = (id: number, body: string, { association = 'OWNER', type = 'User', number = 5, pullRequest = false } = {}) => ({
     action: 'created',
@@ -289,7 +325,7 @@ describe('a mention in a comment, through the preset', () => {
     sender: { login: 'ada' },
   });
   const deliver = async (payload: Record<string, unknown>) => {
-    const { body, headers } = githubDelivery(source.signingSecret, payload, { event: 'issue_comment' });
+    const { body, headers } = githubDelivery(APP_WEBHOOK_SECRET, payload, { event: 'issue_comment' });
     // Intake is outside the contract: a plain request, as GitHub sends it.
     const res = await request(app.app).post(`/hooks/${source.id}`).set(headers).send(body);
     expect(res.status).toBe(202);
@@ -297,7 +333,10 @@ describe('a mention in a comment, through the preset', () => {
   };
 
   beforeAll(async () => {
-    source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github' } })).body;
+    // The app's webhook goes to a source bound to it: signed with the app's secret, naming its installation.
+    await call(app, 'PATCH', `/api/v1/github-apps/${appId}`, { headers: bearer, body: { webhookSecret: APP_WEBHOOK_SECRET } });
+    source = (await call(app, 'POST', '/api/v1/webhook-sources', { headers: bearer, body: { name: 'GitHub', format: 'github', githubAppId: appId } })).body;
+    expect(source.signingSecret).toBeNull();
     const contexts = await call(app, 'GET', '/api/v1/trigger-contexts', { headers: bearer });
     const preset = contexts.body.presets.find((candidate: { id: string }) => candidate.id === 'github-mention').job;
     // The preset as a user adapts it: the source and the app filled in, and the local target's own agent.
@@ -312,6 +351,7 @@ describe('a mention in a comment, through the preset', () => {
 
   it('reacts, keeps one progress comment up to date, opens the pull request, and ends the comment with its link', async () => {
     const before = github.comments.length;
+    const asked = github.apiRequests.length;
     await deliver(comment(555, '@flows please fix the typo'));
     const [run] = await jobSettled(app, bearer, jobId, 1);
     expect(run).toMatchObject({ state: 'succeeded', trigger: { type: 'webhook' } });
@@ -339,12 +379,33 @@ describe('a mention in a comment, through the preset', () => {
     ]);
     // No check run on an issue; the report's token was for this repository and revoked.
     expect(github.checks).toHaveLength(0);
+    // The tokens came from the installation the delivery named: GitHub was not asked which one reaches the repository.
+    expect(github.apiRequests.slice(asked).filter((call) => call.path.endsWith('/installation'))).toEqual([]);
+    expect(github.apiRequests.slice(asked).filter((call) => call.path.startsWith('/app/installations/1/access_tokens'))).toHaveLength(2);
+  });
+
+  it('a second comment on the issue continues on the same branch, and the same pull request says so', async () => {
+    const pulls = github.pulls.length;
+    const [pull] = github.pulls.filter((candidate) => candidate.head === 'flows/issue-5');
+    const edits = pull.edits;
+    await deliver(comment(560, '@flows also note the follow-up'));
+    const runs = await jobSettled(app, bearer, jobId, 2);
+    const run = runs.find((candidate) => candidate.prompt.includes('also note the follow-up'))!;
+    expect(run.state).toBe('succeeded');
+    expect(run.artifacts).toMatchObject({ branch: 'flows/issue-5', pushed: true, pullRequestUrl: pull.url });
+    const cloned = (await traceOf(run.id)).find((event) => event.type === 'workspace' && event.data.step === 'cloned')!;
+    expect(cloned.data).toMatchObject({ ref: 'flows/issue-5', continued: true });
+    // Both requests' notes are on the branch: the second run started from the first one's commit.
+    const notes = github.fileAt('acme/widgets', 'flows/issue-5', 'NOTES.md');
+    expect(notes!.trim().split('\n')).toHaveLength(2);
+    expect(github.pulls).toHaveLength(pulls);
+    expect(pull.edits).toBe(edits + 1);
   });
 
   it('on a pull request\'s conversation: a check run on its head commit, from in progress to success', async () => {
     github.heads.set('acme/widgets#12', github.branches('acme/widgets').main);
     await deliver(comment(556, '@flows fix it here', { number: 12, pullRequest: true }));
-    const runs = await jobSettled(app, bearer, jobId, 2);
+    const runs = await jobSettled(app, bearer, jobId, 3);
     const run = runs.find((candidate) => candidate.name.startsWith('#12'))!;
     expect(run.state).toBe('succeeded');
     expect(github.checks).toHaveLength(1);

@@ -83,10 +83,12 @@ export function moreCommands(program: Command) {
     .command('create')
     .requiredOption('--name <name>', 'a name')
     .requiredOption('--format <format>', 'github, linear, standard-webhooks or hmac-sha256')
+    .option('--github-app <id>', "a GitHub App connection whose webhook secret verifies the deliveries (github format)")
     .action(
-      action(async ({ flows, print }, options: { name: string; format: string }) => {
-        const source = await flows.sources.create({ name: options.name, format: options.format as never });
-        print.value(source, () => print.line(`Created ${source.id}: deliveries go to ${source.intakeUrl}, signed with ${source.signingSecret} (shown once).`));
+      action(async ({ flows, print }, options: { name: string; format: string; githubApp?: string }) => {
+        const source = await flows.sources.create({ name: options.name, format: options.format as never, ...(options.githubApp && { githubAppId: options.githubApp }) });
+        const signed = source.signingSecret === null ? `signed with the webhook secret of ${source.githubAppId}` : `signed with ${source.signingSecret} (shown once)`;
+        print.value(source, () => print.line(`Created ${source.id}: deliveries go to ${source.intakeUrl}, ${signed}.`));
       }),
     );
   sources.command('rotate <source>').action(

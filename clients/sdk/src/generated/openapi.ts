@@ -3237,6 +3237,8 @@ export interface components {
             format: components["schemas"]["WebhookFormat"];
             /** @description Name of the header that carries the signature; only for the `hmac-sha256` format. */
             signatureHeader?: string;
+            /** @description Binds the source to a GitHub App connection of the tenant (`github` format only): the app's webhook URL is the source's `intakeUrl`, and deliveries are verified with the app's webhook secret (it must have one), so no signing secret of the source's own is made. A delivery's `installation.id` is then the installation that the runs it starts get their tokens from, for jobs whose `workspace` or `report` names this app (without a binding, Flows asks GitHub which installation reaches the repository). */
+            githubAppId?: string;
         };
         /**
          * @description An endpoint that accepts signed deliveries from one external sender at `intakeUrl`.
@@ -3245,6 +3247,7 @@ export interface components {
          *       "name": "acme/widgets on GitHub",
          *       "format": "github",
          *       "signatureHeader": null,
+         *       "githubAppId": null,
          *       "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
          *       "createdAt": "2025-06-02T09:14:07Z"
          *     }
@@ -3258,6 +3261,8 @@ export interface components {
             format: components["schemas"]["WebhookFormat"];
             /** @description Signature header for the `hmac-sha256` format; null for other formats. */
             signatureHeader: string | null;
+            /** @description The GitHub App connection the source is bound to (its deliveries are verified with the app's webhook secret); null for a source with a signing secret of its own. */
+            githubAppId: string | null;
             /**
              * Format: uri
              * @description Where the sender must POST deliveries: `/hooks/{sourceId}` on this service's origin. Intake answers 202 quickly.
@@ -3276,14 +3281,15 @@ export interface components {
          *       "name": "acme/widgets on GitHub",
          *       "format": "github",
          *       "signatureHeader": null,
+         *       "githubAppId": null,
          *       "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
          *       "createdAt": "2025-06-02T09:14:07Z",
          *       "signingSecret": "whsec_Q2hhbmdlIG1lIGJlZm9yZSB1c2UgaW4gcHJvZHVjdGlvbg"
          *     }
          */
         WebhookSourceWithSecret: components["schemas"]["WebhookSource"] & {
-            /** @description Secret the sender signs deliveries with. Shown once. */
-            signingSecret: string;
+            /** @description Secret the sender signs deliveries with. Shown once. Null for a source bound to a GitHub App, which verifies deliveries with the app's own webhook secret (never returned). */
+            signingSecret: string | null;
         };
         /**
          * @description Why intake refused a delivery of a known source: the `code` its sender was answered with.
@@ -7125,6 +7131,7 @@ export interface operations {
                      *         "name": "acme/widgets on GitHub",
                      *         "format": "github",
                      *         "signatureHeader": null,
+                     *         "githubAppId": null,
                      *         "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
                      *         "createdAt": "2025-06-02T09:14:07Z"
                      *       }
@@ -7174,6 +7181,7 @@ export interface operations {
                      *       "name": "acme/widgets on GitHub",
                      *       "format": "github",
                      *       "signatureHeader": null,
+                     *       "githubAppId": null,
                      *       "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "signingSecret": "whsec_Q2hhbmdlIG1lIGJlZm9yZSB1c2UgaW4gcHJvZHVjdGlvbg"
@@ -7221,6 +7229,7 @@ export interface operations {
                      *       "name": "acme/widgets on GitHub",
                      *       "format": "github",
                      *       "signatureHeader": null,
+                     *       "githubAppId": null,
                      *       "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
                      *       "createdAt": "2025-06-02T09:14:07Z"
                      *     }
@@ -7297,6 +7306,7 @@ export interface operations {
                      *       "name": "acme/widgets on GitHub",
                      *       "format": "github",
                      *       "signatureHeader": null,
+                     *       "githubAppId": null,
                      *       "intakeUrl": "https://flows.example.com/hooks/src_9k2p5f8t1c4m",
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "signingSecret": "whsec_TmV3IHNlY3JldCBhZnRlciByb3RhdGlvbiAyMDI1"
