@@ -3,6 +3,7 @@
 // and find what a previous process left behind after a crash.
 
 import type { JobAgent } from '../agents/agent-events-fns';
+import type { ProviderRepository } from '../lib/provider-repository';
 
 export interface RunSpec {
   tenantId: string;
@@ -36,6 +37,11 @@ export interface RunSpec {
     /** What the agent may leave there, at most (a container's workspace comes back as an archive). */
     maxBytes: number;
   } | null;
+  /**
+   * The repository for executors whose provider clones it itself (`clonesRepository`), and pushes the
+   * branch when the agent changed anything.
+   */
+  repository?: ProviderRepository | null;
 }
 
 /**
@@ -90,8 +96,10 @@ export interface Executor {
   sweep?(isOver: (tenantId: string, runId: string) => Promise<boolean>): Promise<number>;
   /** The agent state kept for sessions between runs; executors that keep none have none. */
   sessionStates?: SessionStates;
-  /** Whether it gives the agent a repository workspace (`RunSpec.workspace`). */
+  /** Whether it gives the agent a repository workspace from this server (`RunSpec.workspace`). */
   takesWorkspace?: boolean;
+  /** Whether its provider clones the repository and pushes the branch itself (`RunSpec.repository`). */
+  clonesRepository?: boolean;
 }
 
 /** Whose runs a session's kept state serves: it goes once retention has left none of them. */

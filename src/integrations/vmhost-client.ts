@@ -4,6 +4,7 @@
 // details, agent output) has the token blanked out, should a provider echo it.
 import { refusalOf, type Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
+import type { ProviderRepository } from '../lib/provider-repository';
 
 export class ProviderError extends Error {
   constructor(
@@ -102,7 +103,7 @@ export function agentClient(base: string, token: string, options: ClientOptions)
   const request = <T>(method: string, path: string, body: unknown, what: string) => call<T>(base, token, method, path, body, what, options);
   const text = (value: unknown) => (typeof value === 'string' ? redact(value, token) : undefined);
   return {
-    start: async (input: { project: string; vmId: string; prompt: string; model?: string; effort?: string; env?: Record<string, string> }) => {
+    start: async (input: { project: string; vmId: string; prompt: string; model?: string; effort?: string; env?: Record<string, string>; repository?: ProviderRepository | null }) => {
       const session = expect2xx(await request<{ id?: unknown }>('POST', '/v1/sessions', input, 'starting the agent'), 'starting the agent');
       if (typeof session?.id !== 'string') throw new ProviderError('starting the agent: the provider answered no session id');
       return session.id;

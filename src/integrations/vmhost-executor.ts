@@ -82,6 +82,7 @@ export interface VmhostDeps {
 export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT_TIMING }: VmhostDeps): Executor {
   const calls: ClientOptions = { fetch: outbound.fetch, callTimeoutMs: timing.callTimeoutMs };
   return {
+    clonesRepository: true,
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       // The provider's VM has its provider's network: a job's allowlist cannot hold there, so the run does not start.
       if (spec.network) return failedAtStart('vmhost', "The job sets a network allowlist, which a vmhost target cannot enforce: run it on a local or docker target, or remove the job's network.", 'setup');
@@ -108,7 +109,7 @@ export function createVmhostExecutor({ tenantDb, box, outbound, timing = DEFAULT
         try {
           await waitReady(vmhost, vmId, timing, givenUp);
           events.provisioning({ status: 'vm_ready', vmId });
-          sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}), ...(Object.keys(spec.env).length ? { env: spec.env } : {}) });
+          sessionId = await agent.start({ project: setup.project, vmId, prompt: spec.prompt, ...(spec.model ? { model: spec.model } : {}), ...(spec.effort ? { effort: spec.effort } : {}), ...(Object.keys(spec.env).length ? { env: spec.env } : {}), ...(spec.repository ? { repository: spec.repository } : {}) });
           const output = forgiving(agent.output, timing.pollMs, givenUp);
           let after = 0;
           for (;;) {

@@ -172,7 +172,16 @@ export async function commitAll({ gitDir, workTree, message, author }: { gitDir:
   await git(['add', '-A', '--', '.'], { gitDir, workTree });
   const { code } = await git(['diff', '--cached', '--quiet'], { gitDir, workTree, answers: [1] });
   if (code === 0) return null;
-  const { stdout } = await git(['diff', '--cached', '--numstat', '-z'], { gitDir, workTree, maxOutput: 16 * MAX_OUTPUT });
+  const stat = await diffStat(['--cached'], { gitDir, workTree });
+  const identity = { GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_COMMITTER_NAME: author.name, GIT_COMMITTER_EMAIL: author.email };
+  await git(['commit', '-q', '--no-verify', '--no-gpg-sign', '-m', message], { gitDir, workTree, env: identity });
+  const commit = (await git(['rev-parse', 'HEAD'], { gitDir })).stdout.trim();
+  return { commit, ...stat };
+}
+
+/** How many files a diff touches, and its lines in and out (`what`: the arguments that choose the diff). */
+async function diffStat(what: string[], options: GitOptions): Promise<Omit<Committed, 'commit'>> {
+  const { stdout } = await git(['diff', ...what, '--numstat', '-z'], { ...options, maxOutput: 16 * MAX_OUTPUT });
   let files = 0;
   let insertions = 0;
   let deletions = 0;
@@ -186,16 +195,16 @@ export async function commitAll({ gitDir, workTree, message, author }: { gitDir:
     deletions += Number(stat[2]) || 0;
     if (stat[3] === '') i += 2;
   }
-  const identity = { GIT_AUTHOR_NAME: author.name, GIT_AUTHOR_EMAIL: author.email, GIT_COMMITTER_NAME: author.name, GIT_COMMITTER_EMAIL: author.email };
-  await git(['commit', '-q', '--no-verify', '--no-gpg-sign', '-m', message], { gitDir, workTree, env: identity });
-  const commit = (await git(['rev-parse', 'HEAD'], { gitDir })).stdout.trim();
-  return { commit, files, insertions, deletions };
+  return { files, insertions, deletions };
 }
 
-/** The last commit as a patch `git am` takes (binary files included), or null when it is larger than `maxBytes`. */
-export async function patchOf(gitDir: string, maxBytes: number): Promise<string | null> {
+/**
+ * The commits from `from` to `to` as patches `git am` takes (binary files included), or null when they are
+ * larger than `maxBytes`.
+ */
+export async function patchOf(gitDir: string, from: string, maxBytes: number, to = 'HEAD'): Promise<string | null> {
   try {
-    return (await git(['format-patch', '-1', '--stdout', '--binary', 'HEAD'], { gitDir, maxOutput: maxBytes })).stdout;
+    return (await git(['format-patch', '--stdout', '--binary', `${from}..${to}`], { gitDir, maxOutput: maxBytes })).stdout;
   } catch (err) {
     if (err instanceof GitFailure && err.message.includes('output passed')) return null;
     throw err;
@@ -208,4 +217,26 @@ export async function patchOf(gitDir: string, maxBytes: number): Promise<string 
  */
 export async function pushBranch({ gitDir, remote, branch, expected }: { gitDir: string; remote: Remote; branch: string; expected: string | null }) {
   await git(['push', '-q', `--force-with-lease=refs/heads/${branch}:${expected ?? ''}`, 'origin', `HEAD:refs/heads/${branch}`], { gitDir, remote, timeoutMs: 120_000 });
+}
+
+/**
+ * Fetches `ref` one commit deep into a bare folder of this server's (a run whose provider clones the
+ * repository itself: what its branch is compared with); answers the commit.
+ */
+export async function fetchCommit({ remote, ref, gitDir, maxBytes, timeoutMs }: { remote: Remote; ref: string; gitDir: string; maxBytes: number; timeoutMs?: number }): Promise<string> {
+  await git(['init', '-q', '--bare', gitDir]);
+  const watch = async () => ((await sizeOf(path.join(gitDir, 'objects'))) > maxBytes ? `the repository is larger than ${Math.round(maxBytes / 1024 / 1024)} MB` : null);
+  await git(['fetch', '-q', '--depth=1', '--no-tags', remote.url, ref], { gitDir, remote, timeoutMs, watch });
+  return (await git(['rev-parse', 'FETCH_HEAD'], { gitDir })).stdout.trim();
+}
+
+/**
+ * Where `branch` of the remote is now, fetched into `gitDir` over `base` (which it already holds), with the
+ * size of its change from `base`; null when the branch does not exist.
+ */
+export async function fetchBranch({ remote, branch, gitDir, base, timeoutMs }: { remote: Remote; branch: string; gitDir: string; base: string; timeoutMs?: number }): Promise<Committed | null> {
+  const { branchCommit } = await remoteHeads(remote, branch);
+  if (!branchCommit) return null;
+  await git(['fetch', '-q', '--no-tags', remote.url, `refs/heads/${branch}`], { gitDir, remote, timeoutMs });
+  return { commit: branchCommit, ...(await diffStat([base, branchCommit], { gitDir })) };
 }

@@ -10,10 +10,11 @@ import path from 'node:path';
 import type { RunUsage } from '../agents/agent-events-fns';
 import type { TenantDb } from '../db/tenant-scope';
 import type { Outbound } from '../lib/outbound';
+import type { ProviderRepository } from '../lib/provider-repository';
 import { clip } from '../lib/text';
 import { GithubFailure } from './github-api';
 import { GITHUB_API, webBaseOf, type GithubAppsService } from './github-apps-service';
-import { cloneInto, commitAll, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
+import { cloneInto, commitAll, fetchBranch, fetchCommit, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
 import { NO_MIRRORS, type Mirrors } from './mirrors';
 import type { SecretsService } from '../secrets/secrets-service';
 import { apiOf, commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
@@ -38,8 +39,10 @@ export interface Delivered {
 }
 
 export interface PreparedWorkspace {
-  /** The work tree the agent gets, on this server. */
-  dir: string;
+  /** The work tree the agent gets, on this server; null when the provider clones (`provider`). */
+  dir: string | null;
+  /** What the provider is given to clone and push, for targets whose provider clones; null otherwise. */
+  provider: ProviderRepository | null;
   /** The repository's name (a container holds it at `/workspace/<name>`). */
   name: string;
   /** What the agent may leave in it, at most. */
@@ -75,47 +78,114 @@ export const DEFAULT_AUTHOR = { name: 'Flows', email: 'flows@users.noreply.inval
 
 const failure = (err: unknown) => (err instanceof GitFailure || err instanceof GithubFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
 
+/** A repository as a run reaches it: the remote and its credential, the branch and where the run starts. */
+interface Reached {
+  owner: string;
+  name: string;
+  fullName: string;
+  branch: string;
+  changes: Changes;
+  remote: Remote;
+  token: string | null;
+  apiBaseUrl: string;
+  /** Where the branch was when the run started (null: it did not exist); a push goes over nothing else. */
+  branchCommit: string | null;
+  /** The branch exists already: the run continues it (a follow-up). */
+  continued: boolean;
+  /** What the run starts from: its branch when continued, else `ref` or the default branch. */
+  ref: string;
+  /** What a new pull request goes into. */
+  base: string | null;
+  revoke(): Promise<void>;
+}
+
 export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS }: WorkspacesOptions) {
+  /** The repository, its credential and its branches; or why the run cannot work on it. */
+  async function reach(db: TenantDb, request: WorkspaceRequest, run: { id: string; jobSlug: string }): Promise<Reached | { problem: string }> {
+    const changes: Changes = request.changes ?? 'pull-request';
+    const repository = parseRepository(request.repository);
+    if (!repository) return { problem: `\`workspace.repository\` came out as "${clip(request.repository)}", which is not a repository (\`owner/name\`).` };
+    const fullName = `${repository.owner}/${repository.name}`;
+    const branch = request.branch ?? defaultBranchOf(run.jobSlug, run.id);
+    if (!(await validBranch(branch))) return { problem: `\`workspace.branch\` came out as "${clip(branch)}", which is not a branch name git takes.` };
+
+    let token: string | null = null;
+    let revoke = async () => {};
+    let webBaseUrl = repository.site ?? webBaseOf(GITHUB_API);
+    let apiBaseUrl = apiOf(webBaseUrl);
+    if (request.githubAppId) {
+      const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes), request.installationId);
+      if ('problem' in granted) return granted;
+      ({ token, apiBaseUrl, webBaseUrl } = granted.access);
+      revoke = granted.revoke;
+      if (repository.site && repository.site.replace(/\/+$/, '') !== webBaseUrl.replace(/\/+$/, '')) {
+        await revoke();
+        return { problem: `\`workspace.repository\` names a repository on ${clip(repository.site)}, but the GitHub App is on ${clip(webBaseUrl)}.` };
+      }
+    } else if (request.tokenSecret) {
+      token = (await secrets.open(db, [request.tokenSecret])).get(request.tokenSecret) ?? null;
+      if (!token) return { problem: `The secret ${clip(request.tokenSecret)} that \`workspace.tokenSecret\` names does not exist (any more): create it (POST /api/v1/secrets) or change the job's workspace.` };
+    }
+    const remote: Remote = { url: `${webBaseUrl.replace(/\/+$/, '')}/${fullName}.git`, token };
+    const refused = outbound.urlProblem(remote.url);
+    const unreachable = async (problem: string) => {
+      await revoke();
+      return { problem };
+    };
+    if (refused) return unreachable(`The repository's URL ${refused}.`);
+    let heads;
+    try {
+      heads = await remoteHeads(remote, branch);
+    } catch (err) {
+      return unreachable(`The repository ${fullName} could not be cloned: ${failure(err)}`);
+    }
+    if (changes !== 'patch-only' && branch === heads.defaultBranch) return unreachable(`\`workspace.branch\` came out as "${clip(branch)}", the repository's default branch: runs push only to branches of their own.`);
+    // A branch that exists already is continued (a follow-up run); otherwise the run starts from the ref.
+    const continued = heads.branchCommit !== null;
+    const ref = continued ? branch : (request.ref ?? heads.defaultBranch);
+    if (!ref) return unreachable(`${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.`);
+    // The pull request goes into the branch the run started from, unless that was a tag or a commit.
+    const base = !continued && request.ref && !/^[0-9a-f]{40}$/.test(request.ref) ? request.ref : heads.defaultBranch;
+    return { owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, branchCommit: heads.branchCommit, continued, ref, base, revoke };
+  }
+
+  /** Opens the branch's pull request, or updates the one open for it; recorded in `given` and the trace. */
+  async function pullRequest(reached: Reached, run: { id: string; name: string }, request: WorkspaceRequest, given: RunArtifacts, body: Parameters<typeof pullRequestBody>[0], record: WorkspaceRecord): Promise<string | null> {
+    const { owner, name, branch, base } = reached;
+    try {
+      const api = await apps.github.withToken(reached.apiBaseUrl, reached.token!);
+      const open = await api.openPullRequest(owner, name, branch);
+      if (open) await api.updatePull(owner, name, open.number, pullRequestBody(body));
+      if (!open && !base) return `${reached.fullName} has no default branch to open the pull request against.`;
+      const pull = open ?? (await api.openPull(owner, name, { title: request.pullRequestTitle?.slice(0, 256) ?? run.name, body: pullRequestBody(body), head: branch, base: base! }));
+      given.pullRequestUrl = pull.url;
+      record({ step: 'pull_request', url: pull.url, number: pull.number, action: open ? 'updated' : 'opened' });
+      return null;
+    } catch (err) {
+      return `The pull request could not be opened: ${failure(err)}`;
+    }
+  }
+
+  /** A failure after the agent succeeded: recorded, and the run still succeeds with what it has. */
+  const failed = (given: RunArtifacts, record: WorkspaceRecord, message: string) => {
+    given.error = message;
+    record({ step: 'failed', message });
+  };
+
+  const runUrl = (runId: string) => new URL(`/console/runs/${runId}`, baseUrl).href;
+
   return {
     /**
-     * Clones the repository for the run `runId` of the job `jobSlug`; or why it cannot be (the run then
-     * fails as a setup failure: trying again mends none of these).
+     * Clones the repository for the run `runId` of the job `jobSlug` into a work tree on this server; or why
+     * it cannot be (the run then fails as a setup failure: trying again mends none of these).
      */
     async prepare(db: TenantDb, request: WorkspaceRequest, run: { id: string; name: string; jobSlug: string }, record: WorkspaceRecord): Promise<PreparedWorkspace | { problem: string }> {
-      const changes: Changes = request.changes ?? 'pull-request';
-      const repository = parseRepository(request.repository);
-      if (!repository) return { problem: `\`workspace.repository\` came out as "${clip(request.repository)}", which is not a repository (\`owner/name\`).` };
-      const fullName = `${repository.owner}/${repository.name}`;
-      const branch = request.branch ?? defaultBranchOf(run.jobSlug, run.id);
-      if (!(await validBranch(branch))) return { problem: `\`workspace.branch\` came out as "${clip(branch)}", which is not a branch name git takes.` };
-
-      let token: string | null = null;
-      let revoke = async () => {};
-      let webBaseUrl = repository.site ?? webBaseOf(GITHUB_API);
-      let apiBaseUrl = apiOf(webBaseUrl);
-      if (request.githubAppId) {
-        const granted = await apps.accessTo(db, request.githubAppId, repository.owner, repository.name, permissionsFor(changes), request.installationId);
-        if ('problem' in granted) return granted;
-        ({ token, apiBaseUrl, webBaseUrl } = granted.access);
-        revoke = granted.revoke;
-        if (repository.site && repository.site.replace(/\/+$/, '') !== webBaseUrl.replace(/\/+$/, '')) {
-          await revoke();
-          return { problem: `\`workspace.repository\` names a repository on ${clip(repository.site)}, but the GitHub App is on ${clip(webBaseUrl)}.` };
-        }
-      } else if (request.tokenSecret) {
-        token = (await secrets.open(db, [request.tokenSecret])).get(request.tokenSecret) ?? null;
-        if (!token) return { problem: `The secret ${clip(request.tokenSecret)} that \`workspace.tokenSecret\` names does not exist (any more): create it (POST /api/v1/secrets) or change the job's workspace.` };
-      }
-      const remote: Remote = { url: `${webBaseUrl.replace(/\/+$/, '')}/${fullName}.git`, token };
-      const refused = outbound.urlProblem(remote.url);
-      if (refused) {
-        await revoke();
-        return { problem: `The repository's URL ${refused}.` };
-      }
-
+      const reached = await reach(db, request, run);
+      if ('problem' in reached) return reached;
+      const { remote, branch, changes, fullName, ref, token } = reached;
       const root = await mkdtemp(path.join(tmpdir(), `flows-run-${process.pid}-ws-`));
       const dispose = async () => {
-        await revoke();
+        await reached.revoke();
         await rm(root, { recursive: true, force: true });
       };
       try {
@@ -125,37 +195,22 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
         const dir = path.join(root, 'work');
         await mkdir(gitDir, { mode: 0o700 });
         const began = Date.now();
-        const heads = await remoteHeads(remote, branch);
-        if (changes !== 'patch-only' && branch === heads.defaultBranch) {
-          await dispose();
-          return { problem: `\`workspace.branch\` came out as "${clip(branch)}", the repository's default branch: runs push only to branches of their own.` };
-        }
-        // A branch that exists already is continued (a follow-up run); otherwise the run starts from the ref.
-        const continued = heads.branchCommit !== null;
-        const ref = continued ? branch : (request.ref ?? heads.defaultBranch);
-        if (!ref) {
-          await dispose();
-          return { problem: `${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.` };
-        }
         const { value: baseCommit, cache } = await mirrors.through(db.$tenant().id, remote, ref, (source) => cloneInto({ remote, source, branch, gitDir, workTree: dir, maxBytes, timeoutMs: cloneTimeoutMs }));
         await giveAgentCopy(gitDir, dir);
-        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, cache, ...(continued && { continued: true }) });
-
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, cache, ...(reached.continued && { continued: true }) });
         const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
-        // The pull request goes into the branch the run started from, unless that was a tag or a commit.
-        const base = !continued && request.ref && !/^[0-9a-f]{40}$/.test(request.ref) ? request.ref : heads.defaultBranch;
 
         return {
           dir,
-          name: repository.name,
+          name: reached.name,
           maxBytes,
           artifacts,
           token,
+          provider: null,
           dispose,
           async deliver({ result, usage }): Promise<Delivered> {
-            const name = run.name;
             const given = { ...artifacts };
-            const committed = await commitAll({ gitDir, workTree: dir, message: commitMessageOf(request.commitMessage, name, summaryOf(result)), author: request.author ?? author }).catch((err) => {
+            const committed = await commitAll({ gitDir, workTree: dir, message: commitMessageOf(request.commitMessage, run.name, summaryOf(result)), author: request.author ?? author }).catch((err) => {
               given.error = `The changes could not be committed: ${failure(err)}`;
               return null;
             });
@@ -167,33 +222,23 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
             const diffStat = { files: committed.files, insertions: committed.insertions, deletions: committed.deletions };
             record({ step: 'committed', commit: committed.commit, ...diffStat });
             Object.assign(given, { changed: true, branch, commit: committed.commit, diffStat });
-            const patch = await patchOf(gitDir, MAX_PATCH_BYTES).catch(() => null);
+            const patch = await patchOf(gitDir, baseCommit, MAX_PATCH_BYTES).catch(() => null);
             if (changes === 'patch-only') return { artifacts: given, patch };
-            const fail = (message: string) => {
-              given.error = message;
-              record({ step: 'failed', message });
+            if (!token) {
+              failed(given, record, 'No GitHub App (`workspace.githubAppId`) or token (`workspace.tokenSecret`) gives this job a credential: the changes are kept as a patch only.');
               return { artifacts: given, patch };
-            };
-            if (!token) return fail('No GitHub App (`workspace.githubAppId`) or token (`workspace.tokenSecret`) gives this job a credential: the changes are kept as a patch only.');
+            }
             try {
-              await pushBranch({ gitDir, remote, branch, expected: heads.branchCommit });
+              await pushBranch({ gitDir, remote, branch, expected: reached.branchCommit });
             } catch (err) {
-              return fail(`The branch ${branch} could not be pushed: ${failure(err)}`);
+              failed(given, record, `The branch ${branch} could not be pushed: ${failure(err)}`);
+              return { artifacts: given, patch };
             }
             given.pushed = true;
             record({ step: 'pushed', branch, commit: committed.commit });
-            if (changes !== 'pull-request') return { artifacts: given, patch };
-            try {
-              const api = await apps.github.withToken(apiBaseUrl, token);
-              const body = pullRequestBody({ summary: summaryOf(result), runUrl: new URL(`/console/runs/${run.id}`, baseUrl).href, usage, diffStat });
-              const open = await api.openPullRequest(repository.owner, repository.name, branch);
-              if (open) await api.updatePull(repository.owner, repository.name, open.number, body);
-              if (!open && !base) return fail(`${fullName} has no default branch to open the pull request against.`);
-              const pull = open ?? (await api.openPull(repository.owner, repository.name, { title: request.pullRequestTitle?.slice(0, 256) ?? name, body, head: branch, base: base! }));
-              given.pullRequestUrl = pull.url;
-              record({ step: 'pull_request', url: pull.url, number: pull.number, action: open ? 'updated' : 'opened' });
-            } catch (err) {
-              return fail(`The pull request could not be opened: ${failure(err)}`);
+            if (changes === 'pull-request') {
+              const refused = await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
+              if (refused) failed(given, record, refused);
             }
             return { artifacts: given, patch };
           },
@@ -201,6 +246,66 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
       } catch (err) {
         await dispose();
         return { problem: `The repository ${fullName} could not be cloned: ${failure(err)}` };
+      }
+    },
+
+    /**
+     * The repository for a run whose provider clones it itself (a VM-host target): the provider gets the
+     * remote, the ref, the branch and a token for this one repository, and pushes the branch when the agent
+     * changed anything; after the run, Flows reads the branch back and opens the pull request.
+     */
+    async prepareForProvider(db: TenantDb, request: WorkspaceRequest, run: { id: string; name: string; jobSlug: string }, record: WorkspaceRecord): Promise<PreparedWorkspace | { problem: string }> {
+      if ((request.changes ?? 'pull-request') === 'patch-only') return { problem: 'A VM-host target\'s provider pushes the run\'s branch itself: `changes: "patch-only"` needs the local target or a Docker target.' };
+      if (!request.githubAppId && !request.tokenSecret) return { problem: 'A VM-host target\'s provider pushes the run\'s branch: the job\'s workspace needs a credential (`workspace.githubAppId` or `workspace.tokenSecret`).' };
+      const reached = await reach(db, request, run);
+      if ('problem' in reached) return reached;
+      const { remote, branch, fullName, ref } = reached;
+      const root = await mkdtemp(path.join(tmpdir(), `flows-run-${process.pid}-ws-`));
+      const dispose = async () => {
+        await reached.revoke();
+        await rm(root, { recursive: true, force: true });
+      };
+      try {
+        // The commit the run starts from, one commit deep: what the branch the provider pushes is compared with.
+        const began = Date.now();
+        const baseCommit = await fetchCommit({ remote, ref, gitDir: root, maxBytes, timeoutMs: cloneTimeoutMs });
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, by: 'provider', ...(reached.continued && { continued: true }) });
+        const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
+        return {
+          dir: null,
+          name: reached.name,
+          maxBytes,
+          artifacts,
+          token: reached.token,
+          provider: { url: remote.url, ref, branch, token: reached.token!, lease: reached.branchCommit, author: request.author ?? author, commitMessage: commitMessageOf(request.commitMessage, run.name, null) },
+          dispose,
+          async deliver({ result, usage }): Promise<Delivered> {
+            const given = { ...artifacts };
+            let pushed;
+            try {
+              pushed = await fetchBranch({ remote, branch, gitDir: root, base: baseCommit, timeoutMs: cloneTimeoutMs });
+            } catch (err) {
+              failed(given, record, `The branch ${branch} could not be read back: ${failure(err)}`);
+              return { artifacts: given, patch: null };
+            }
+            if (!pushed || pushed.commit === reached.branchCommit) {
+              record({ step: 'unchanged', message: 'The provider pushed nothing: the agent changed no file.' });
+              return { artifacts: given, patch: null };
+            }
+            const { commit, ...diffStat } = pushed;
+            Object.assign(given, { changed: true, branch, commit, diffStat, pushed: true });
+            record({ step: 'pushed', branch, commit, by: 'provider', ...diffStat });
+            const patch = await patchOf(root, baseCommit, MAX_PATCH_BYTES, commit).catch(() => null);
+            if (reached.changes === 'pull-request') {
+              const refused = await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
+              if (refused) failed(given, record, refused);
+            }
+            return { artifacts: given, patch };
+          },
+        };
+      } catch (err) {
+        await dispose();
+        return { problem: `The repository ${fullName} could not be read: ${failure(err)}` };
       }
     },
   };

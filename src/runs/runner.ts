@@ -241,7 +241,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
    */
   async function prepareWorkspace(db: TenantDb, job: JobRow, run: { id: string; name: string; context: Record<string, unknown> }, executor: Executor, trace: ReturnType<typeof traceWriter>): Promise<PreparedWorkspace | null | { problem: string }> {
     if (!job.workspace) return null;
-    if (!workspaces || !executor.takesWorkspace) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target or a Docker target.' };
+    if (!workspaces || !(executor.takesWorkspace || executor.clonesRepository)) return { problem: 'This execution target cannot give its agent a repository workspace (`workspace` on the job): use the local target, a Docker target or a VM-host target.' };
     let request;
     try {
       request = await jobs.renderWorkspace(db, job, run.context);
@@ -250,7 +250,8 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
       throw err;
     }
     const installationId = request!.githubAppId ? deliveredInstallation(run.context, request!.githubAppId) : null;
-    const prepared = await workspaces.prepare(db, { ...request!, installationId }, { id: run.id, name: run.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
+    const prepare = executor.takesWorkspace ? workspaces.prepare : workspaces.prepareForProvider;
+    const prepared = await prepare(db, { ...request!, installationId }, { id: run.id, name: run.name, jobSlug: job.slug }, (data) => trace.push({ type: 'workspace', data }));
     if ('problem' in prepared) return prepared;
     await createRunsRepo(db).setArtifacts(run.id, prepared.artifacts);
     return prepared;
@@ -344,7 +345,8 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
           timeoutSeconds: target.timeoutSeconds,
           env: env.env,
           network: job.network as RunSpec['network'],
-          workspace: workspace && { dir: workspace.dir, name: workspace.name, maxBytes: workspace.maxBytes },
+          workspace: workspace?.dir ? { dir: workspace.dir, name: workspace.name, maxBytes: workspace.maxBytes } : null,
+          repository: workspace?.provider ?? null,
         },
         events,
       );

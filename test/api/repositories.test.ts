@@ -2,7 +2,7 @@
 // a real git server behind installation tokens and a REST API that verifies the app's JWT. A run clones its
 // repository, the sandboxed agent edits it, and Flows commits, pushes its own branch and opens one pull
 // request; the token never reaches the agent, its files, the trace or any answer.
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -10,6 +10,7 @@ import { DEFAULT_LIMITS } from '../../src/lib/resource-limits';
 import { startTestApp, type TestApp } from '../support/app';
 import { agentCommand } from '../support/agent';
 import { startFakeGithub, type FakeGithub } from '../support/fake-github';
+import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN } from '../support/fake-providers';
 import { call } from '../support/http';
 import { accessToken, createOwner, type TestOwner } from '../support/identity';
 import { githubDelivery, jobSettled, runSettled } from '../support/kit';
@@ -37,9 +38,21 @@ beforeAll(async () => {
   github.addRepository('acme/widgets', { 'README.md': 'Widgets for evey team\n', 'src/index.js': 'module.exports = 1;\n' });
   github.addRepository('other/secret', { 'README.md': 'not yours\n' }, { installationId: null });
   // Progress comments may be edited every 100 ms here (every 3 s by default), so that a short run shows its steps.
+  // A coding agent too (the fake Gemini CLI, replaying its recorded stream), whose sessions are kept between runs.
+  const stateDir = mkdtempSync(path.join(tmpdir(), 'flows-agent-state-'));
+  chmodSync(stateDir, 0o711);
+  const nodeBind = process.execPath.startsWith('/usr/') ? [] : [{ path: path.dirname(process.execPath), writable: false }];
+  const fakeClis = path.resolve(__dirname, '../support/fake-agent-clis');
+  const localAgent = {
+    command: agentCommand(AGENT),
+    timeoutSeconds: 60,
+    stateDir,
+    binds: [{ path: fakeClis, writable: false }, { path: path.resolve(__dirname, '../fixtures/agents'), writable: false }, ...nodeBind],
+    agentBins: { gemini: path.join(fakeClis, 'gemini') },
+  };
   app = await startTestApp(
-    { localAgent: { command: agentCommand(AGENT), timeoutSeconds: 60 }, rateLimits: { api: 0, apiAddress: 0 }, repositoryCache: { dir: mkdtempSync(path.join(tmpdir(), 'flows-repository-cache-')), maxMb: 64 } },
-    { reportEditEveryMs: 100 },
+    { localAgent, rateLimits: { api: 0, apiAddress: 0 }, repositoryCache: { dir: mkdtempSync(path.join(tmpdir(), 'flows-repository-cache-')), maxMb: 64 } },
+    { reportEditEveryMs: 100, vmhostTiming: { bootTimeoutMs: 2000, pollMs: 10, callTimeoutMs: 1500 } },
   );
   owner = await createOwner(app.database.db);
   bearer = { authorization: `Bearer ${await accessToken(app, owner, { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
@@ -430,6 +443,67 @@ describe('a mention in a comment, through the preset, on a source bound to the a
     expect(stranger.decisions[0].details).toContainEqual(expect.objectContaining({ part: 'all', path: 'payload.comment.author_association', actual: 'CONTRIBUTOR', result: false }));
     await app.runner.idle();
     expect((await call(app, 'GET', `/api/v1/runs?jobId=${jobId}`, { headers: bearer })).body).toHaveLength(runs);
+  });
+});
+
+describe('a coding agent with a workspace', () => {
+  it('resumes its session on a follow-up, in a workspace on the branch its first run pushed', async () => {
+    const job = await createJob({ repository: 'acme/widgets', branch: 'flows/gemini-{{ data.issue }}', githubAppId: appId }, { agent: { kind: 'gemini', continue: { key: 'data.issue' } } });
+    const first = await runOf(job.id, { issue: 7 });
+    expect(first.state).toBe('succeeded');
+    expect(first.artifacts).toMatchObject({ changed: true, pushed: true, branch: 'flows/gemini-7' });
+    expect(github.fileAt('acme/widgets', 'flows/gemini-7', 'hello.txt')).toBe('hello\n');
+    const second = await runOf(job.id, { issue: 7 });
+    expect(second.state).toBe('succeeded');
+    const trace = await traceOf(second.id);
+    expect(trace.find((event) => event.type === 'session_started')!.data).toMatchObject({ agent: 'gemini', sessionId: first.result.sessionId, continuedFromRunId: first.id });
+    expect(trace.find((event) => event.type === 'workspace' && event.data.step === 'cloned')!.data).toMatchObject({ ref: 'flows/gemini-7', continued: true });
+    // The resumed agent changed nothing: its workspace already held the first run's files.
+    expect(second.artifacts).toMatchObject({ changed: false, pushed: false });
+  });
+});
+
+describe('a workspace on a VM-host target', () => {
+  it('is cloned and pushed by the provider with a token for the repository alone; Flows reads the branch back and opens the pull request', async () => {
+    const providers = await startFakeProviders();
+    try {
+      const connectionId = (await call(app, 'POST', '/api/v1/vmhost-connections', { headers: bearer, body: { name: 'Fake host', apiToken: VMHOST_TOKEN, apiBaseUrl: providers.url } })).body.id;
+      const targetId = (await call(app, 'POST', '/api/v1/execution-targets', { headers: bearer, body: { name: 'Fake VM', connectionId, image: 'agent-runner', size: 'small' } })).body.id;
+      await call(app, 'PUT', '/api/v1/integrations/agent-integration', { headers: bearer, body: { accessToken: AGENT_TOKEN, project: 'acme', connectionId, apiBaseUrl: providers.url } });
+      const job = await createJob({ repository: 'acme/widgets', branch: 'flows/vm-{{ data.issue }}', githubAppId: appId }, { executionTargetId: targetId });
+      const run = await runOf(job.id, { issue: 9 });
+      expect(run.state).toBe('succeeded');
+      const [session] = [...providers.sessions.values()];
+      expect(session.repository).toEqual({ url: `${github.url}/acme/widgets.git`, ref: 'main', branch: 'flows/vm-9', token: expect.any(String), lease: null, author: { name: 'Flows', email: 'flows@users.noreply.invalid' }, commitMessage: 'Fix #9' });
+      // The provider's token was for this repository alone, and is revoked now that the run is over.
+      expect(github.tokens.get(session.repository!.token)).toMatchObject({ repositories: ['acme/widgets'], revoked: true });
+      expect(run.artifacts).toMatchObject({ changed: true, pushed: true, branch: 'flows/vm-9', commit: session.pushed, diffStat: { files: 1, insertions: 1, deletions: 0 }, pullRequestUrl: expect.stringContaining('/pull/') });
+      expect(github.fileAt('acme/widgets', 'flows/vm-9', 'FROM-THE-VM.md')).toBe('Written on the VM.\n');
+      expect(github.pulls.find((pull) => pull.head === 'flows/vm-9')).toMatchObject({ base: 'main', title: 'Fix #9' });
+      expect((await call(app, 'GET', `/api/v1/runs/${run.id}/patch`, { headers: bearer })).text).toContain('FROM-THE-VM.md');
+      expect((await traceOf(run.id)).filter((event) => event.type === 'workspace').map((event) => [event.data.step, event.data.by])).toEqual([
+        ['cloned', 'provider'],
+        ['pushed', 'provider'],
+        ['pull_request', undefined],
+      ]);
+
+      // A follow-up continues the branch: the provider's push goes over where the branch is.
+      providers.knobs.edit = { file: 'FROM-THE-VM.md', text: 'Written on the VM, twice.\n' };
+      const again = await runOf(job.id, { issue: 9 });
+      expect(again.artifacts).toMatchObject({ pushed: true, baseRef: 'flows/vm-9', pullRequestUrl: run.artifacts.pullRequestUrl });
+      expect([...providers.sessions.values()][1].repository!.lease).toBe(session.pushed);
+
+      // Nothing changed: nothing pushed, and the run says so.
+      providers.knobs.edit = null;
+      const unchanged = await runOf(job.id, { issue: 10 });
+      expect(unchanged.artifacts).toMatchObject({ changed: false, pushed: false, pullRequestUrl: null });
+      expect(github.branches('acme/widgets')['flows/vm-10']).toBeUndefined();
+
+      const patchOnly = await createJob({ repository: 'acme/widgets', changes: 'patch-only', githubAppId: appId }, { executionTargetId: targetId });
+      expect(await runOf(patchOnly.id, {})).toMatchObject({ state: 'failed', error: expect.stringContaining('patch-only') });
+    } finally {
+      await providers.close();
+    }
   });
 });
 

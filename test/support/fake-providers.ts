@@ -2,8 +2,14 @@
 // provider APIs of openapi/providers.yaml. Knobs inject the failures drivers must survive: missing
 // permissions, 5xx and non-JSON answers, calls never answered, slow or failed boots, lost VMs, agents that
 // fail, hang or cannot reach a model.
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import type { ProviderRepository } from '../../src/lib/provider-repository';
 
 export const VMHOST_TOKEN = 'vmhost-token-s3cr3t-0123456789';
 export const AGENT_TOKEN = 'agent-token-s3cr3t-9876543210';
@@ -18,6 +24,8 @@ export interface Knobs {
   output: { stream: 'stdout' | 'stderr'; text: string }[];
   end: { state: 'succeeded'; result: Record<string, unknown> } | { state: 'failed'; error: string } | 'hang';
   probeOk: boolean;
+  /** What the agent writes in a repository it is given (a file and its text; null: it changes nothing). */
+  edit: { file: string; text: string } | null;
   /** VMs vanish: reading one answers 404. */
   lost: boolean;
   /**
@@ -50,6 +58,7 @@ export const defaultKnobs = (): Knobs => ({
   ],
   end: { state: 'succeeded', result: { summary: 'Fixed it', pullRequestUrl: 'https://example.test/pr/7' } },
   probeOk: true,
+  edit: { file: 'FROM-THE-VM.md', text: 'Written on the VM.\n' },
   lost: false,
   fail: {},
 });
@@ -58,7 +67,7 @@ export interface FakeProviders {
   url: string;
   knobs: Knobs;
   vms: Map<string, { polls: number; destroyed: boolean; image: string }>;
-  sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string; env?: Record<string, string> }>;
+  sessions: Map<string, { reads: number; canceled: boolean; prompt: string; model?: string; env?: Record<string, string>; repository?: ProviderRepository; pushed?: string | null }>;
   /** The calls failed on purpose, in order. */
   failed: ProviderCall[];
   /** Every request that reached the fake, as `METHOD /path`. */
@@ -66,6 +75,31 @@ export interface FakeProviders {
   /** Back to working providers. */
   reset(): void;
   close(): Promise<void>;
+}
+
+/**
+ * What a provider does with a repository: clones it with the token (as a header, never in the agent's
+ * folder), lets the agent write, commits and pushes the branch over its lease; answers the commit pushed.
+ */
+async function workOn(repository: ProviderRepository, edit: Knobs['edit']): Promise<string | null> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'fake-provider-'));
+  const header = `http.extraHeader=Authorization: Basic ${Buffer.from(`x-access-token:${repository.token}`).toString('base64')}`;
+  const env = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', PATH: process.env.PATH ?? '/usr/bin:/bin', GIT_AUTHOR_NAME: repository.author.name, GIT_AUTHOR_EMAIL: repository.author.email, GIT_COMMITTER_NAME: repository.author.name, GIT_COMMITTER_EMAIL: repository.author.email };
+  // Not synchronous: the git server may be in this same process (the tests' fake GitHub).
+  const git = async (...args: string[]) => (await promisify(execFile)('git', ['-c', header, '-c', 'init.defaultBranch=main', ...args], { cwd: dir, env, encoding: 'utf8' })).stdout.trim();
+  try {
+    await git('init', '-q');
+    await git('fetch', '-q', '--depth=1', repository.url, repository.ref);
+    await git('checkout', '-q', '-B', repository.branch, 'FETCH_HEAD');
+    if (!edit) return null;
+    writeFileSync(path.join(dir, edit.file), edit.text);
+    await git('add', '-A');
+    await git('commit', '-q', '-m', repository.commitMessage);
+    await git('push', '-q', `--force-with-lease=refs/heads/${repository.branch}:${repository.lease ?? ''}`, repository.url, `HEAD:refs/heads/${repository.branch}`);
+    return await git('rev-parse', 'HEAD');
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }
 
 function bodyOf(req: IncomingMessage): Promise<any> {
@@ -119,7 +153,14 @@ export async function startFakeProviders(): Promise<FakeProviders> {
     }
     if (url.pathname === '/v1/sessions' && req.method === 'POST') {
       const id = `session-${++next}`;
-      fake.sessions.set(id, { reads: 0, canceled: false, prompt: body.prompt, model: body.model, env: body.env });
+      const repository = body.repository as ProviderRepository | undefined;
+      let pushed: string | null = null;
+      try {
+        pushed = repository ? await workOn(repository, knobs.edit) : null;
+      } catch {
+        return send(500, { error: 'the provider could not work on the repository' });
+      }
+      fake.sessions.set(id, { reads: 0, canceled: false, prompt: body.prompt, model: body.model, env: body.env, repository, pushed });
       return send(201, { id });
     }
     if (sessionRoute) {

@@ -3964,7 +3964,9 @@ export interface components {
          *     when the run ends, or a personal access token in a tenant secret (`tokenSecret`, the weaker choice);
          *     with neither, the repository is cloned without one (public repositories) and the changes stay a patch.
          *     `repository`, `ref`, `branch`, `commitMessage` and `pullRequestTitle` are Liquid templates over the
-         *     run's context, as the prompt is, checked when the job is saved.
+         *     run's context, as the prompt is, checked when the job is saved. On a VM-host target the agent
+         *     provider clones and pushes the branch itself, with the run's token (a credential is needed there, and
+         *     `patch-only` is refused); Flows reads the branch back and opens the pull request.
          * @example {
          *       "repository": "{{ payload.repository.full_name }}",
          *       "branch": "flows/issue-{{ payload.issue.number }}",
