@@ -41,9 +41,9 @@ export const runContext = (inputs: Inputs, job: Pick<JobRow, 'id' | 'slug' | 'na
 /** The name of a session's kept state: a hash of the tenant, the job and the session key, safe as a file or volume name. */
 const stateKeyOf = (tenantId: string, jobId: string, sessionKey: string) => `sess_${sha256(`${tenantId}\0${jobId}\0${sessionKey}`).slice(0, 32)}`;
 
-export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKey'>, job: JobRow, runId: string, states: Pick<SessionStates, 'has'> | undefined): Promise<RunSession> {
+/** The session of the run `runId`, started with `inputs`. */
+export async function sessionOf(db: TenantDb, jobs: Pick<JobsService, 'sessionKey'>, job: JobRow, runId: string, inputs: Inputs, states: Pick<SessionStates, 'has'> | undefined): Promise<RunSession> {
   const repo = createRunsRepo(db);
-  const inputs = ((await repo.find(runId))?.inputs ?? {}) as Inputs;
   const own = `run:${runId}`;
   let sessionKey = own;
   let earlier: { id: string; sessionId: string | null } | null = null;

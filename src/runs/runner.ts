@@ -311,16 +311,17 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
       const read = isStreamKind(agent.kind) ? { ...agent, kind: agent.kind } : null;
       const unheld = read && unheldCostBudget(read, job.model, (model) => model in modelPrices);
       if (unheld) return await finishSurely(db, runId, { state: 'failed', error: unheld, cause: 'setup' }, state, tries);
-      // What the run's trigger saw, read once for the workspace and reporting, which both need it.
-      const row = job.workspace || job.report ? await repo.find(runId) : null;
-      const about = { id: runId, name: row?.name ?? job.name, attempt: run.attempt, context: row ? runContext(row.inputs as Inputs, job) : {} };
+      // What the run was started with, read once for the workspace, reporting and the agent's session.
+      const row = job.workspace || job.report || read ? await repo.find(runId) : null;
+      const inputs = (row?.inputs ?? {}) as Inputs;
+      const about = { id: runId, name: row?.name ?? job.name, attempt: run.attempt, context: runContext(inputs, job) };
       reporter = await openReporter(db, job, about, trace);
       workspace = await prepareWorkspace(db, job, about, executor, trace);
       if (workspace && 'problem' in workspace) {
         await trace.flush();
         return await finishSurely(db, runId, { state: 'failed', error: workspace.problem, cause: 'setup' }, state, tries);
       }
-      const session = read && (await sessionOf(db, jobs, job, runId, executor.sessionStates));
+      const session = read && (await sessionOf(db, jobs, job, runId, inputs, executor.sessionStates));
       const stream = read && agentStream(read, { session: session?.note, model: job.model, prices: modelPrices, earlier: session?.earlier });
       reading = stream && { kind: read.kind, stream };
       // A budget crossed stops the execution, at once or as soon as it exists.
