@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { readdirSync } from 'node:fs';
+import { createHash, randomUUID } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { providerOf, type DatabaseProvider } from '../config';
@@ -8,8 +9,8 @@ import type { Db } from './client';
 
 const run = promisify(execFile);
 
-const migrationsOf = (provider: DatabaseProvider) =>
-  readdirSync(path.join(projectRoot, 'prisma', provider, 'migrations')).filter((entry) => /^\d{14}_/.test(entry));
+const migrationsDir = (provider: DatabaseProvider) => path.join(projectRoot, 'prisma', provider, 'migrations');
+export const migrationsOf = (provider: DatabaseProvider) => readdirSync(migrationsDir(provider)).filter((entry) => /^\d{14}_/.test(entry)).sort();
 
 /** Names of the migrations in the repository that the database has not applied (all of them on a new database). */
 export async function pendingMigrations(db: Db, provider: DatabaseProvider): Promise<string[]> {
@@ -23,10 +24,59 @@ export async function pendingMigrations(db: Db, provider: DatabaseProvider): Pro
   return migrationsOf(provider).filter((name) => !done.has(name));
 }
 
-/** Applies the pending migrations of the URL's provider with the Prisma CLI (JS schema engine, offline). */
-export async function migrateDatabase(url: string): Promise<void> {
+/** Prisma's own table of applied migrations, as its CLI makes it on SQLite. */
+const SQLITE_MIGRATIONS_TABLE = `CREATE TABLE "_prisma_migrations" (
+    "id"                    TEXT PRIMARY KEY NOT NULL,
+    "checksum"              TEXT NOT NULL,
+    "finished_at"           DATETIME,
+    "migration_name"        TEXT NOT NULL,
+    "logs"                  TEXT,
+    "rolled_back_at"        DATETIME,
+    "started_at"            DATETIME NOT NULL DEFAULT current_timestamp,
+    "applied_steps_count"   INTEGER UNSIGNED NOT NULL DEFAULT 0
+)`;
+
+/** An instant as Prisma's CLI writes it on SQLite. */
+const prismaInstant = (at: Date) => at.toISOString().replace('Z', '+00:00');
+
+/**
+ * A new SQLite database gets every migration here, in this process, recorded as Prisma's CLI records them
+ * (its table, the file's SHA-256 as checksum), so that the CLI finds nothing pending afterwards: a first
+ * start spares the CLI's child process (about 1.2 s of CPU). Each script runs outside a transaction, as the
+ * CLI runs it (its `PRAGMA foreign_keys` would do nothing inside one); one that fails is recorded as failed,
+ * with its error, which the CLI then reports as it would its own.
+ */
+function migrateNewSqlite(file: string): void {
+  const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+  const db = new Database(file);
+  try {
+    db.exec(SQLITE_MIGRATIONS_TABLE);
+    const record = db.prepare('INSERT INTO "_prisma_migrations" ("id", "checksum", "finished_at", "migration_name", "logs", "started_at", "applied_steps_count") VALUES (?, ?, ?, ?, ?, ?, ?)');
+    for (const name of migrationsOf('sqlite')) {
+      const script = readFileSync(path.join(migrationsDir('sqlite'), name, 'migration.sql'), 'utf8');
+      const checksum = createHash('sha256').update(script).digest('hex');
+      const startedAt = prismaInstant(new Date());
+      try {
+        db.exec(script);
+      } catch (err) {
+        record.run(randomUUID(), checksum, null, name, (err as Error).message, startedAt, 0);
+        throw err;
+      }
+      record.run(randomUUID(), checksum, prismaInstant(new Date()), name, null, startedAt, 1);
+    }
+  } finally {
+    db.close();
+  }
+}
+
+/**
+ * Applies the pending migrations of the URL's provider: all of them to a new SQLite database in this process,
+ * otherwise with the Prisma CLI (JS schema engine, offline).
+ */
+export async function migrateDatabase(url: string, { fresh = false } = {}): Promise<void> {
   const provider = providerOf(url);
   if (!provider) throw new Error('unsupported database URL');
+  if (fresh && provider === 'sqlite') return migrateNewSqlite(url.slice('file:'.length));
   const cli = require.resolve('prisma/build/index.js', { paths: [projectRoot] });
   await run(process.execPath, [cli, 'migrate', 'deploy', '--config', path.join('prisma', provider, 'prisma.config.ts')], {
     cwd: projectRoot,

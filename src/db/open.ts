@@ -2,7 +2,7 @@
 import type { Config } from '../config';
 import type { Logger } from '../lib/logger';
 import { createDb, type Db } from './client';
-import { migrateDatabase, pendingMigrations } from './migrate';
+import { migrateDatabase, migrationsOf, pendingMigrations } from './migrate';
 
 export async function openDatabase(config: Config, logger: Logger): Promise<Db> {
   const db = await createDb(config.databaseUrl);
@@ -15,7 +15,7 @@ export async function openDatabase(config: Config, logger: Logger): Promise<Db> 
   // The migration engine needs the database to itself (SQLite allows one writer).
   await db.$disconnect();
   logger.info({ provider: config.databaseProvider, pending }, 'applying database migrations');
-  await migrateDatabase(config.databaseUrl);
+  await migrateDatabase(config.databaseUrl, { fresh: pending.length === migrationsOf(config.databaseProvider).length });
   return createDb(config.databaseUrl);
 }
 

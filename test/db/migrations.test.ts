@@ -5,6 +5,7 @@ import { rmSync } from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { Client } from 'pg';
+import { migrateDatabase, migrationsOf } from '../../src/db/migrate';
 import { projectRoot } from '../../src/lib/paths';
 import { adminQuery, createTestDatabase, postgresUrl, provider, sqliteDir, templateName, withDatabase } from '../support/databases';
 
@@ -89,6 +90,33 @@ it(`the ${provider} migrations build exactly the current models`, async () => {
     const catalog = sqliteCatalog(migrated.url.slice('file:'.length));
     expect(catalog.length).toBeGreaterThan(20);
     expect(catalog).toEqual(sqliteCatalog(file));
+  } finally {
+    rmSync(file, { force: true });
+    await migrated.drop();
+  }
+});
+
+(provider === 'sqlite' ? it : it.skip)('a new SQLite database is migrated in the process as Prisma\'s CLI would: the same tables, the same record, nothing pending for the CLI', async () => {
+  const migrated = await createTestDatabase();
+  await migrated.db.$disconnect();
+  const file = path.join(sqliteDir, 'in-process.db');
+  rmSync(file, { force: true });
+  try {
+    await migrateDatabase(`file:${file}`, { fresh: true });
+    expect(sqliteCatalog(file)).toEqual(sqliteCatalog(migrated.url.slice('file:'.length)));
+    const recorded = (at: string) => {
+      const db = new Database(at, { readonly: true });
+      try {
+        return db.prepare('SELECT migration_name, checksum, logs, rolled_back_at, applied_steps_count, finished_at IS NOT NULL AS finished FROM _prisma_migrations ORDER BY migration_name').all();
+      } finally {
+        db.close();
+      }
+    };
+    expect(recorded(file)).toEqual(recorded(migrated.url.slice('file:'.length)));
+    expect(recorded(file)).toHaveLength(migrationsOf('sqlite').length);
+    const cli = require.resolve('prisma/build/index.js', { paths: [projectRoot] });
+    const deploy = execFileSync(process.execPath, [cli, 'migrate', 'deploy', '--config', 'prisma/sqlite/prisma.config.ts'], { cwd: projectRoot, env: { ...process.env, DATABASE_URL: `file:${file}` }, encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    expect(deploy).toContain('No pending migrations to apply');
   } finally {
     rmSync(file, { force: true });
     await migrated.drop();
