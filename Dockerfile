@@ -25,7 +25,8 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && touch dist/.build-stamp \
  && node -e 'require("./dist/src/http/contract").loadContract()' \
  && npm prune --omit=dev --no-audit --no-fund \
- && rm -rf test .ci clients/*/src ~/.npm
+ && rm -rf test .ci clients/*/src ~/.npm \
+ && sh deploy/prune-modules.sh
 
 FROM ${BASE_IMAGE}
 # bubblewrap and socat: the local target's sandbox and its egress bridge; tini: an init that passes
