@@ -96,6 +96,8 @@ interface Reached {
   ref: string;
   /** What a new pull request goes into. */
   base: string | null;
+  /** How long asking the remote for its branches took (a part of the clone's time, as the trace reports it). */
+  headsMs: number;
   revoke(): Promise<void>;
 }
 
@@ -134,6 +136,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
     };
     if (refused) return unreachable(`The repository's URL ${refused}.`);
     let heads;
+    const asked = Date.now();
     try {
       heads = await remoteHeads(remote, branch);
     } catch (err) {
@@ -146,7 +149,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
     if (!ref) return unreachable(`${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.`);
     // The pull request goes into the branch the run started from, unless that was a tag or a commit.
     const base = !continued && request.ref && !/^[0-9a-f]{40}$/.test(request.ref) ? request.ref : heads.defaultBranch;
-    return { owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, branchCommit: heads.branchCommit, continued, ref, base, revoke };
+    return { owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, branchCommit: heads.branchCommit, continued, ref, base, headsMs: Date.now() - asked, revoke };
   }
 
   /** Opens the branch's pull request, or updates the one open for it; recorded in `given` and the trace. */
@@ -197,7 +200,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
         const began = Date.now();
         const { value: baseCommit, cache } = await mirrors.through(db.$tenant().id, remote, ref, (source) => cloneInto({ remote, source, branch, gitDir, workTree: dir, maxBytes, timeoutMs: cloneTimeoutMs }));
         await giveAgentCopy(gitDir, dir);
-        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, cache, ...(reached.continued && { continued: true }) });
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: reached.headsMs + Date.now() - began, cache, ...(reached.continued && { continued: true }) });
         const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
 
         return {
@@ -269,7 +272,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
         // The commit the run starts from, one commit deep: what the branch the provider pushes is compared with.
         const began = Date.now();
         const baseCommit = await fetchCommit({ remote, ref, gitDir: root, maxBytes, timeoutMs: cloneTimeoutMs });
-        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: Date.now() - began, by: 'provider', ...(reached.continued && { continued: true }) });
+        record({ step: 'cloned', repository: fullName, ref, commit: baseCommit, durationMs: reached.headsMs + Date.now() - began, by: 'provider', ...(reached.continued && { continued: true }) });
         const artifacts: RunArtifacts = { repository: fullName, baseRef: ref, baseCommit, changed: false, branch: null, commit: null, pushed: false, pullRequestUrl: null, diffStat: null, error: null };
         return {
           dir: null,
