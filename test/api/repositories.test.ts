@@ -453,6 +453,8 @@ describe('a coding agent with a workspace', () => {
     expect(first.state).toBe('succeeded');
     expect(first.artifacts).toMatchObject({ changed: true, pushed: true, branch: 'flows/gemini-7' });
     expect(github.fileAt('acme/widgets', 'flows/gemini-7', 'hello.txt')).toBe('hello\n');
+    // The pull request says what the agent spent, from its typed events.
+    expect(github.pulls.find((pull) => pull.head === 'flows/gemini-7')!.body).toMatch(/Spent: [\d,]+ tokens in, [\d,]+ out, \d+ turns?, /);
     const second = await runOf(job.id, { issue: 7 });
     expect(second.state).toBe('succeeded');
     const trace = await traceOf(second.id);
