@@ -152,20 +152,22 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
     return { owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, branchCommit: heads.branchCommit, continued, ref, base, headsMs: Date.now() - asked, revoke };
   }
 
-  /** Opens the branch's pull request, or updates the one open for it; recorded in `given` and the trace. */
-  async function pullRequest(reached: Reached, run: { id: string; name: string }, request: WorkspaceRequest, given: RunArtifacts, body: Parameters<typeof pullRequestBody>[0], record: WorkspaceRecord): Promise<string | null> {
+  /**
+   * Opens the branch's pull request, or updates the one open for it; recorded in `given` and the trace, and so
+   * is a refusal (the run still succeeds).
+   */
+  async function pullRequest(reached: Reached, run: { id: string; name: string }, request: WorkspaceRequest, given: RunArtifacts, body: Parameters<typeof pullRequestBody>[0], record: WorkspaceRecord): Promise<void> {
     const { owner, name, branch, base } = reached;
     try {
       const api = await apps.github.withToken(reached.apiBaseUrl, reached.token!);
       const open = await api.openPullRequest(owner, name, branch);
       if (open) await api.updatePull(owner, name, open.number, pullRequestBody(body));
-      if (!open && !base) return `${reached.fullName} has no default branch to open the pull request against.`;
+      if (!open && !base) return failed(given, record, `${reached.fullName} has no default branch to open the pull request against.`);
       const pull = open ?? (await api.openPull(owner, name, { title: request.pullRequestTitle?.slice(0, 256) ?? run.name, body: pullRequestBody(body), head: branch, base: base! }));
       given.pullRequestUrl = pull.url;
       record({ step: 'pull_request', url: pull.url, number: pull.number, action: open ? 'updated' : 'opened' });
-      return null;
     } catch (err) {
-      return `The pull request could not be opened: ${failure(err)}`;
+      failed(given, record, `The pull request could not be opened: ${failure(err)}`);
     }
   }
 
@@ -240,8 +242,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
             given.pushed = true;
             record({ step: 'pushed', branch, commit: committed.commit });
             if (changes === 'pull-request') {
-              const refused = await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
-              if (refused) failed(given, record, refused);
+              await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
             }
             return { artifacts: given, patch };
           },
@@ -300,8 +301,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
             record({ step: 'pushed', branch, commit, by: 'provider', ...diffStat });
             const patch = await patchOf(root, baseCommit, MAX_PATCH_BYTES, commit).catch(() => null);
             if (reached.changes === 'pull-request') {
-              const refused = await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
-              if (refused) failed(given, record, refused);
+              await pullRequest(reached, run, request, given, { summary: summaryOf(result), runUrl: runUrl(run.id), usage, diffStat }, record);
             }
             return { artifacts: given, patch };
           },
