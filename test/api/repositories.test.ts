@@ -174,8 +174,10 @@ describe('jobs with a workspace', () => {
     expect(github.pulls[0].body).toContain('Fixed the typo in the README.');
     expect(github.pulls[0].body).toContain(`/console/runs/${run.id}`);
     // The run's token reached this one repository with what a pull request needs, and was revoked at its end.
+    // (The token is revoked as the run's folders are removed, just after its end is recorded.)
     const minted = [...github.tokens.values()].at(-1)!;
-    expect(minted).toMatchObject({ repositories: ['acme/widgets'], permissions: { contents: 'write', pull_requests: 'write', metadata: 'read' }, revoked: true });
+    expect(minted).toMatchObject({ repositories: ['acme/widgets'], permissions: { contents: 'write', pull_requests: 'write', metadata: 'read' } });
+    await until('the run\'s token is revoked', async () => minted.revoked);
 
     const trace = await traceOf(run.id);
     const steps = trace.filter((event) => event.type === 'workspace').map((event) => event.data.step);
@@ -424,7 +426,7 @@ describe('a mention in a comment, through the preset, on a source bound to the a
     expect(github.checks).toHaveLength(1);
     expect(github.checks[0]).toMatchObject({ repository: 'acme/widgets', name: 'Flows: Answer @flows mentions', headSha: github.branches('acme/widgets').main, status: 'completed', conclusion: 'success', detailsUrl: expect.stringContaining(`/console/runs/${run.id}`) });
     expect(github.checks[0].summary).toContain('✅ Succeeded');
-    expect([...github.tokens.values()].filter((token) => token.permissions.checks === 'write').every((token) => token.revoked)).toBe(true);
+    await until('the report\'s tokens are revoked', async () => [...github.tokens.values()].filter((token) => token.permissions.checks === 'write').every((token) => token.revoked));
   });
 
   it('a bot\'s comment and a comment by someone without write access start nothing, and the decision says why', async () => {
@@ -478,7 +480,8 @@ describe('a workspace on a VM-host target', () => {
       const [session] = [...providers.sessions.values()];
       expect(session.repository).toEqual({ url: `${github.url}/acme/widgets.git`, ref: 'main', branch: 'flows/vm-9', token: expect.any(String), lease: null, author: { name: 'Flows', email: 'flows@users.noreply.invalid' }, commitMessage: 'Fix #9' });
       // The provider's token was for this repository alone, and is revoked now that the run is over.
-      expect(github.tokens.get(session.repository!.token)).toMatchObject({ repositories: ['acme/widgets'], revoked: true });
+      expect(github.tokens.get(session.repository!.token)).toMatchObject({ repositories: ['acme/widgets'] });
+      await until('the provider\'s token is revoked', async () => github.tokens.get(session.repository!.token)!.revoked);
       expect(run.artifacts).toMatchObject({ changed: true, pushed: true, branch: 'flows/vm-9', commit: session.pushed, diffStat: { files: 1, insertions: 1, deletions: 0 }, pullRequestUrl: expect.stringContaining('/pull/') });
       expect(github.fileAt('acme/widgets', 'flows/vm-9', 'FROM-THE-VM.md')).toBe('Written on the VM.\n');
       expect(github.pulls.find((pull) => pull.head === 'flows/vm-9')).toMatchObject({ base: 'main', title: 'Fix #9' });
