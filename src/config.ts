@@ -65,7 +65,7 @@ export interface Config {
   /** Lines of agent output a run's trace keeps per attempt (FLOWS_TRACE_MAX_LINES); the rest are dropped, and the trace says so. */
   traceMaxLines: number;
   /**
-   * Seconds during which a webhook body of a format that signs no delivery id (GitHub, Linear, hmac-sha256),
+   * Seconds during which a webhook body of a format that signs no delivery id (all but Standard Webhooks and Slack),
    * received again under a new id, counts as a replay and starts nothing (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never.
    */
   webhookReplayWindowSeconds: number;

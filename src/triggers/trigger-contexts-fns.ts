@@ -2,6 +2,7 @@
 // data for template editors' autocomplete. Only webhook availability depends on the tenant.
 import githubVariables from '../../generated/github-variables.json';
 import { PRESETS } from './presets-fns';
+import { SENDER_EVENTS, SENDER_ROWS } from './trigger-contexts-senders';
 import type { components } from '../../generated/openapi';
 
 export type TriggerContexts = components['schemas']['TriggerContexts'];
@@ -18,6 +19,7 @@ export const PROVIDER_EVENTS: Readonly<Record<WebhookFormat, readonly string[]>>
   linear: ['Issue.create', 'Issue.update', 'Comment.create'],
   'standard-webhooks': [],
   'hmac-sha256': [],
+  ...SENDER_EVENTS,
 };
 
 export const NO_WEBHOOK_SOURCE = 'Create a webhook source first (POST /api/v1/webhook-sources).';
@@ -120,6 +122,7 @@ const ROWS: readonly VariableRow[] = [
   { trigger: 'webhook', provider: 'linear', events: ['Comment.create'], path: 'payload.data.id', type: 'string', description: 'Identifier (UUID) of the comment.', example: 'e4c1b7a2-6d3f-4a8e-9b0c-2f5d7e1a3c96' },
   { trigger: 'webhook', provider: 'linear', events: ['Comment.create'], path: 'payload.data.body', type: 'string', description: 'Body of the comment (Markdown).', example: 'Can the agent take this one?' },
   { trigger: 'webhook', provider: 'linear', events: ['Comment.create'], path: 'payload.data.issueId', type: 'string', description: 'Identifier (UUID) of the commented issue.', example: '8a9f7c31-2c4e-4b1a-9d6e-5f0b3a7e1c24' },
+  ...SENDER_ROWS,
 ];
 
 // Examples render against the variables' examples (test/unit/trigger-contexts.test.ts); only filters the

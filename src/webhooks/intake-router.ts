@@ -28,7 +28,10 @@ export function intakeRouter(webhooks: WebhooksService, metrics: IntakeCounts): 
   };
   router.post('/hooks/:sourceId', express.raw({ type: () => true, limit: BODY_LIMIT }), async (req, res) => {
     const raw = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-    res.status(202).json(await webhooks.intake(req.params.sourceId, req.headers, raw));
+    const answer = await webhooks.intake(req.params.sourceId, req.headers, raw);
+    if ('handshake' in answer) return void res.status(200).json(answer.handshake);
+    if (answer.empty) res.status(200).end();
+    else res.status(202).json(answer);
     metrics.deliveryAccepted();
   });
   router.use('/hooks/:sourceId', refused);

@@ -14,7 +14,7 @@ export function webhooksHandlers(webhooks: WebhooksService): HandlerMap {
       return { status: 201, body: source, headers: { Location: `/api/v1/webhook-sources/${source.id}` } };
     },
     getWebhookSource: async ({ db, params }) => ({ status: 200, body: await webhooks.getSource(db, params.sourceId) }),
-    rotateWebhookSourceSecret: async ({ db, params }) => ({ status: 200, body: await webhooks.rotateSecret(db, params.sourceId) }),
+    rotateWebhookSourceSecret: async ({ db, params, body }) => ({ status: 200, body: await webhooks.rotateSecret(db, params.sourceId, body?.signingSecret) }),
     deleteWebhookSource: async ({ db, params }) => {
       await webhooks.deleteSource(db, params.sourceId);
       return { status: 204, body: undefined };

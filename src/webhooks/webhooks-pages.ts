@@ -27,7 +27,9 @@ export interface WebhooksPagesDeps extends ConsoleDeps {
   baseUrl: URL;
 }
 
-const FORMATS = ['github', 'linear', 'standard-webhooks', 'hmac-sha256'] as const;
+const FORMATS = ['github', 'gitlab', 'linear', 'slack', 'sentry', 'jira', 'standard-webhooks', 'hmac-sha256'] as const;
+/** Senders that make the secret they sign with: rotating their source's secret means giving it the sender's new one. */
+const SENDER_MADE = new Set(['slack', 'sentry']);
 
 const sourceSecret = (source: { name: string; intakeUrl: string; signingSecret: string | null }) =>
   source.signingSecret !== null &&
@@ -83,7 +85,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
       html`${source.format}`,
       html`<code>${source.intakeUrl}</code>`,
       html`<a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries</a>`,
-      html`${source.githubAppId ? null : html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate"><button type="submit" class="secondary" aria-label="Rotate the secret of ${source.name}">Rotate secret</button></form>`}
+      html`${source.githubAppId ? null : html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate">${SENDER_MADE.has(source.format) ? html`<input type="password" name="signingSecret" required minlength="8" autocomplete="off" aria-label="The sender's new secret for ${source.name}"> ` : null}<button type="submit" class="secondary" aria-label="${SENDER_MADE.has(source.format) ? 'Replace' : 'Rotate'} the secret of ${source.name}">${SENDER_MADE.has(source.format) ? 'Replace secret' : 'Rotate secret'}</button></form>`}
 <form method="post" action="/console/sources/${encodeURIComponent(source.id)}/delete"><button type="submit" class="secondary" aria-label="Delete ${source.name}">Delete</button></form>`,
     ]);
     const { refused } = shown;
@@ -100,6 +102,8 @@ ${table(['Name', 'Format', 'Payload URL', '', ''], rows, 'No webhook source yet.
 <form method="post" action="/console/sources">
 <label for="name">Name</label><input type="text" id="name" name="name" required value="${refused?.name ?? ''}"${refused ? html` aria-invalid="true" aria-describedby="source-error"` : null}>
 <label for="format">Format</label><select id="format" name="format">${FORMATS.map((format) => html`<option${format === (refused?.format ?? 'github') ? html` selected` : null}>${format}</option>`)}</select>
+<label for="signingSecret">Secret from the sender (optional)</label><input type="password" id="signingSecret" name="signingSecret" autocomplete="off" aria-describedby="signing-secret-help">
+<p id="signing-secret-help" class="help">For Slack, the app's signing secret; for Sentry, the integration's client secret; for a GitLab webhook with a signing token, that token. Left empty, Flows makes a secret and shows it once.</p>
 ${refused ? html`<p id="source-error" class="error" role="alert">${refused.error}</p>` : null}
 <button type="submit">Create</button></form>`,
     );
@@ -203,15 +207,16 @@ ${outcome}`,
   router.post('/console/jobs/:jobId/backtest', sameOrigin, express.urlencoded({ extended: false, limit: '256kb' }), showBacktest);
 
   router.post('/console/sources', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
-    const body = { name: String(req.body?.name ?? ''), format: String(req.body?.format ?? '') };
+    const signingSecret = String(req.body?.signingSecret ?? '');
+    const body = { name: String(req.body?.name ?? ''), format: String(req.body?.format ?? ''), ...(signingSecret && { signingSecret }) };
     const problem = deps.sourceBodyProblem(body);
-    if (problem) return showSources(req, res, { refused: { ...body, error: problem } });
+    if (problem) return showSources(req, res, { refused: { name: body.name, format: body.format, error: problem } });
     const source = await deps.webhooks.createSource(db, body as Parameters<WebhooksService['createSource']>[1]);
     await showSources(req, res, { secret: source });
   }));
 
-  router.post('/console/sources/:sourceId/rotate', sameOrigin, consoleAction(deps, async (req, res, db) => {
-    const source = await deps.webhooks.rotateSecret(db, req.params.sourceId as string);
+  router.post('/console/sources/:sourceId/rotate', sameOrigin, form, consoleAction(deps, async (req, res, db) => {
+    const source = await deps.webhooks.rotateSecret(db, req.params.sourceId as string, String(req.body?.signingSecret ?? '') || undefined);
     await showSources(req, res, { secret: source });
   }));
 

@@ -69,7 +69,7 @@ export function refusalRate({ perMinute, maxSources = 10_000, clock = Date.now }
   };
 }
 
-const SENDER: Record<WebhookFormat, string> = { github: 'GitHub', linear: 'Linear', 'standard-webhooks': 'The sender', 'hmac-sha256': 'The sender' };
+const SENDER: Record<WebhookFormat, string> = { github: 'GitHub', linear: 'Linear', 'standard-webhooks': 'The sender', 'hmac-sha256': 'The sender', gitlab: 'GitLab', slack: 'Slack', sentry: 'Sentry', jira: 'Jira' };
 const TOLERANCE = `${TIMESTAMP_TOLERANCE_MS / 60_000} minutes`;
 const names = (list: string[]) => list.join(', ');
 
@@ -92,15 +92,19 @@ export function refusalAdvice(refusal: { reason: RefusalReason; message: string;
         return `GitHub sent no ${headers}: set a secret on the GitHub webhook (its Secret field, under Settings → Webhooks), this source's signing secret.${notGitHub}`;
       }
       if (format === 'hmac-sha256') return `The sender sent no ${headers}, this source's signature header: have it sign each body with HMAC-SHA256 under this source's signing secret and send the hex digest in that header (or change the header the source reads).`;
+      if (format === 'gitlab') return "GitLab sent no X-Gitlab-Token header: set the webhook's Secret token (Settings → Webhooks) to this source's signing secret.";
+      if (format === 'slack') return `Slack sent no ${headers}: check that the request comes from the Slack app's Event Subscriptions or slash command, with this source's URL as its Request URL.`;
       return `${sender} sent no ${headers}: check that the sender signs its deliveries with this source's signing secret and sends them to this source's payload URL.`;
     }
     case 'signature_malformed':
-      return `${refusal.message} Check how the sender signs: this source's format is ${format}, which expects ${format === 'standard-webhooks' ? 'a `v1,` signature in base64' : 'the hex HMAC-SHA256 of the raw body'}.`;
+      return `${refusal.message} Check how the sender signs: this source's format is ${format}, which expects ${format === 'standard-webhooks' || format === 'gitlab' ? 'a `v1,` signature in base64' : format === 'slack' ? 'a `v0=` signature of the timestamp and the raw body' : 'the hex HMAC-SHA256 of the raw body'}.`;
     case 'invalid_signature':
       if (format === 'github') return "The X-Hub-Signature-256 signature did not match the body: the GitHub webhook's secret is not this source's current signing secret (after a rotation the old one no longer works). Paste the current secret into the webhook's Secret field.";
+      if (format === 'gitlab') return "The secret token did not match (or, for a webhook with a signing token, the signature did not): set the GitLab webhook's Secret token to this source's current signing secret, or give the source the webhook's signing token (rotate-secret with `signingSecret`).";
+      if (format === 'slack' || format === 'sentry') return `The signature did not match the body: this source's secret is not the ${format === 'slack' ? "Slack app's current signing secret (Basic Information → App Credentials)" : "Sentry integration's current client secret"}. Give the source the current one (rotate-secret with \`signingSecret\`).`;
       return `The signature did not match the body: ${format === 'linear' ? 'Linear' : 'the sender'} signs with another secret than this source's current one (after a rotation the old one no longer works), or something on the way changed the body (a proxy that re-encodes it).`;
     case 'timestamp_out_of_tolerance':
-      return `The signed timestamp (${format === 'linear' ? "the body's webhookTimestamp" : 'webhook-timestamp'}) was missing or more than ${TOLERANCE} from this server's clock: check the clocks of the sender and of this server (NTP), or the delivery was held back or resent late.`;
+      return `The signed timestamp (${format === 'linear' ? "the body's webhookTimestamp" : format === 'slack' ? 'X-Slack-Request-Timestamp' : 'webhook-timestamp'}) was missing or more than ${TOLERANCE} from this server's clock: check the clocks of the sender and of this server (NTP), or the delivery was held back or resent late.`;
     case 'invalid_json':
       if (format === 'github' && refusal.message === 'The delivery body must be a JSON object.') {
         return "The body was not a JSON object: set the GitHub webhook's Content type to application/json (with application/x-www-form-urlencoded GitHub sends a form).";

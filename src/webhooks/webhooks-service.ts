@@ -20,7 +20,7 @@ import type { GithubAppsService } from '../repositories/github-apps-service';
 import type { RunsService } from '../runs/runs-service';
 import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
-import { decideCandidates, decideDelivery, verifyDelivery, webhookContext, type WebhookFormat } from './webhooks-fns';
+import { answersEmpty, decideCandidates, decideDelivery, verifyDelivery, webhookContext, type Handshake, type WebhookFormat } from './webhooks-fns';
 import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
 import { createDeliveryRecording } from './webhooks-recording';
 import { createRefusalRecording, refusalView, unknownSource } from './webhooks-refusals';
@@ -64,6 +64,23 @@ export interface WebhooksDeps {
   replayWindowSeconds: number;
   now?: () => Date;
 }
+
+/** Senders that make the secret they sign with: a source of theirs is given it. */
+const SENDER_MADE_SECRET: Partial<Record<WebhookFormat, string>> = { slack: "the Slack app's signing secret (Basic Information → App Credentials)", sentry: "the Sentry integration's client secret" };
+
+/** The secret a source verifies with: the one the sender made (`given`), or a new one Flows makes. */
+function chosenSecret(format: WebhookFormat, given: string | undefined): { value: string; made: boolean } {
+  if (given !== undefined) return { value: given, made: false };
+  const needed = SENDER_MADE_SECRET[format];
+  if (needed) throw new ValidationFailed(`A ${format} source verifies with ${needed}: send it as \`signingSecret\`.`);
+  return { value: newSigningSecret(), made: true };
+}
+
+/**
+ * How intake answers a sender: the delivery's recording (202), an empty 200 where the sender shows what it
+ * gets to a person (`empty`: a Slack slash command), or the answer its protocol asks for (a handshake).
+ */
+export type IntakeAnswer = { activityId: string; duplicate: boolean; empty?: true } | Handshake;
 
 export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, apps, logger, notify, replayWindowSeconds, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
@@ -143,17 +160,18 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
         throw new ValidationFailed('`signatureHeader` is accepted only for the hmac-sha256 format.');
       }
       if (input.githubAppId !== undefined && input.format !== 'github') throw new ValidationFailed('`githubAppId` binds only a source of the github format.');
-      // A source bound to a GitHub App verifies with the app's webhook secret: it has no secret of its own to show.
-      const signingSecret = input.githubAppId === undefined ? newSigningSecret() : null;
+      if (input.githubAppId !== undefined && input.signingSecret !== undefined) throw new ValidationFailed("A source bound to a GitHub App verifies with the app's webhook secret: `signingSecret` is not taken with `githubAppId`.");
+      const secret = input.githubAppId === undefined ? chosenSecret(input.format, input.signingSecret) : null;
       const row = await createWebhooksRepo(db).createSource({
         id: newId('src'),
         name: input.name,
         format: input.format,
         signatureHeader: input.format === 'hmac-sha256' ? (input.signatureHeader ?? null) : null,
-        secretCiphertext: signingSecret === null ? await apps.webhookSecretOf(db, input.githubAppId!) : box.seal(signingSecret),
+        secretCiphertext: secret === null ? await apps.webhookSecretOf(db, input.githubAppId!) : box.seal(secret.value),
         githubAppId: input.githubAppId ?? null,
       });
-      return { ...view(row), signingSecret };
+      // Only a secret Flows made is shown: one the sender made stays where it came from.
+      return { ...view(row), signingSecret: secret?.made ? secret.value : null };
     },
 
     async listSources(db: TenantDb, page: KeysetRequest<string>): Promise<SourceView[]> {
@@ -164,13 +182,13 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       return view(await foundSource(db, id));
     },
 
-    async rotateSecret(db: TenantDb, id: string): Promise<SourceWithSecret> {
+    async rotateSecret(db: TenantDb, id: string, given?: string): Promise<SourceWithSecret> {
       const row = await foundSource(db, id);
       if (row.githubAppId) throw new Conflict('conflict', `This source verifies deliveries with the webhook secret of the GitHub App connection ${row.githubAppId}: change that secret on GitHub and on the connection (PATCH /api/v1/github-apps/${row.githubAppId}, \`webhookSecret\`).`);
-      const signingSecret = newSigningSecret();
-      if ((await createWebhooksRepo(db).setSecret(row.id, box.seal(signingSecret))).count === 0) throw sourceNotFound();
+      const secret = chosenSecret(row.format as WebhookFormat, given);
+      if ((await createWebhooksRepo(db).setSecret(row.id, box.seal(secret.value))).count === 0) throw sourceNotFound();
       sources.forget(row.id);
-      return { ...view(row), signingSecret };
+      return { ...view(row), signingSecret: secret.made ? secret.value : null };
     },
 
     async deleteSource(db: TenantDb, id: string): Promise<void> {
@@ -255,10 +273,11 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
     },
 
     /** Verifies and records a delivery, answering before any trigger evaluates it. */
-    async intake(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer): Promise<{ activityId: string; duplicate: boolean }> {
+    async intake(sourceId: string, headers: Record<string, string | string[] | undefined>, raw: Buffer): Promise<IntakeAnswer> {
       lastIntakeAt = Date.now();
       const receivedAt = now();
       const { source, delivery } = await verified(sourceId, headers, raw, receivedAt);
+      if ('handshake' in delivery) return delivery;
       const unstorable = nestsTooDeep(delivery.payload)
         ? `The delivery body nests deeper than ${MAX_DEPTH} levels.`
         : containsUnstorableText(delivery.payload) && 'The delivery body holds a NUL character (\\u0000) or an unpaired surrogate (\\ud800 to \\udfff), which cannot be stored.';
@@ -266,7 +285,7 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
       const context = webhookContext(source, delivery, headers, receivedAt);
       const bodyHash = recording.bodyHashOf(source.format as WebhookFormat, raw);
       const activity = { id: newId('act'), sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt, context, bodyHash };
-      const recorded = await recording.record(source.tenantId, activity);
+      const recorded = { ...(await recording.record(source.tenantId, activity)), ...(answersEmpty(source.format as WebhookFormat, delivery) && { empty: true as const }) };
       if (recorded.duplicate) return recorded;
       evaluation.soon();
       notify(source.tenantId, { activityId: activity.id, sourceId: source.id, deliveryId: delivery.deliveryId, event: delivery.event, action: delivery.action, receivedAt: receivedAt.toISOString() });

@@ -27,7 +27,7 @@ it('answers a flows:read token with the metadata, webhooks unavailable until a w
   expect(res.status).toBe(200);
   expect(res.body.triggerTypes.map((t: { type: string }) => t.type)).toEqual(['webhook', 'schedule', 'run', 'invocation']);
   expect(webhookType(res.body)).toEqual({ type: 'webhook', available: false, reason: 'Create a webhook source first (POST /api/v1/webhook-sources).' });
-  expect(res.body.providers.map((p: { format: string }) => p.format)).toEqual(['github', 'linear', 'standard-webhooks', 'hmac-sha256']);
+  expect(res.body.providers.map((p: { format: string }) => p.format)).toEqual(['github', 'linear', 'standard-webhooks', 'hmac-sha256', 'gitlab', 'slack', 'sentry', 'jira']);
   expect(res.body.variables).toContainEqual(expect.objectContaining({ trigger: 'webhook', provider: 'github', event: 'issues.labeled', path: 'payload.label.name' }));
   expect(res.body.filters).toContainEqual(expect.objectContaining({ name: 'truncate' }));
 });

@@ -53,7 +53,7 @@ describe('deliveries arriving together', () => {
     const repeated = randomUUID();
     const deliveries = [...Array.from({ length: 8 }, (_, i) => labeled(source.signingSecret, randomUUID(), i)), ...Array.from({ length: 3 }, () => labeled(source.signingSecret, repeated))];
     // Called in one turn of the event loop, as concurrent requests are: one batch, with a repeat in it.
-    const answers = await Promise.all(deliveries.map(({ body, headers }) => app.webhooks.intake(source.id, headers, Buffer.from(body))));
+    const answers = (await Promise.all(deliveries.map(({ body, headers }) => app.webhooks.intake(source.id, headers, Buffer.from(body))))) as { activityId: string; duplicate: boolean }[];
 
     const firstOfRepeat = answers.slice(8).filter((answer) => !answer.duplicate);
     expect(firstOfRepeat).toHaveLength(1);

@@ -91,11 +91,11 @@ it('names provider-specific variables only for webhooks, and events only among t
   }
 });
 
-it('lists every webhook format of the contract, with events only for github and linear', () => {
+it('lists every webhook format of the contract, with events for all but the generic ones', () => {
   const formats: string[] = loadContract().inlined.components.schemas.WebhookFormat.enum;
   expect(metadata.providers.map((p) => p.format)).toEqual(formats);
   expect(metadata.providers.every((p) => p.available)).toBe(true);
-  expect(Object.fromEntries(metadata.providers.map((p) => [p.format, p.events.length > 0]))).toEqual({ github: true, linear: true, 'standard-webhooks': false, 'hmac-sha256': false });
+  expect(Object.fromEntries(metadata.providers.map((p) => [p.format, p.events.length > 0]))).toEqual({ github: true, linear: true, 'standard-webhooks': false, 'hmac-sha256': false, gitlab: true, slack: true, sentry: true, jira: true });
 });
 
 it('offers webhooks only to a tenant with a webhook source', () => {

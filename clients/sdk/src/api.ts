@@ -109,8 +109,8 @@ export interface Flows {
     list(): Promise<WebhookSource[]>;
     /** The answer holds the signing secret, shown only here. */
     create(body: WebhookSourceCreate): Promise<WebhookSourceWithSecret>;
-    /** Replaces the signing secret; the answer holds the new one. */
-    rotate(id: string): Promise<WebhookSourceWithSecret>;
+    /** Replaces the signing secret: a new one made by Flows; or, for a sender that makes its own (Slack, Sentry), `signingSecret` stored in its place. */
+    rotate(id: string, signingSecret?: string): Promise<WebhookSourceWithSecret>;
     /** The deliveries intake refused lately for the source, newest first, each with why and what to check. */
     refusals(id: string, query?: { limit?: number }): AsyncIterable<WebhookRefusal>;
   };

@@ -52,7 +52,7 @@ export function createFlows({ baseUrl, accessToken, refresh, fetch = globalThis.
     sources: {
       list: () => collect(paginate((page) => client.GET('/api/v1/webhook-sources', { params: { query: page } }))),
       create: async (body) => unwrap(await client.POST('/api/v1/webhook-sources', { body })),
-      rotate: async (id) => unwrap(await client.POST('/api/v1/webhook-sources/{sourceId}/rotate-secret', { params: { path: { sourceId: id } } })),
+      rotate: async (id, signingSecret) => unwrap(await client.POST('/api/v1/webhook-sources/{sourceId}/rotate-secret', { params: { path: { sourceId: id } }, ...(signingSecret !== undefined && { body: { signingSecret } }) })),
       refusals: (id, query = {}) => paginate((page) => client.GET('/api/v1/webhook-sources/{sourceId}/refusals', { params: { path: { sourceId: id }, query: { ...query, ...page } } })),
     },
   };

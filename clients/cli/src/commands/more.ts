@@ -82,19 +82,23 @@ export function moreCommands(program: Command) {
   sources
     .command('create')
     .requiredOption('--name <name>', 'a name')
-    .requiredOption('--format <format>', 'github, linear, standard-webhooks or hmac-sha256')
+    .requiredOption('--format <format>', 'github, gitlab, linear, slack, sentry, jira, standard-webhooks or hmac-sha256')
     .option('--github-app <id>', "a GitHub App connection whose webhook secret verifies the deliveries (github format)")
+    .option('--signing-secret <secret>', "the secret the sender made (Slack's signing secret, Sentry's client secret, a GitLab signing token)")
     .action(
-      action(async ({ flows, print }, options: { name: string; format: string; githubApp?: string }) => {
-        const source = await flows.sources.create({ name: options.name, format: options.format as never, ...(options.githubApp && { githubAppId: options.githubApp }) });
-        const signed = source.signingSecret === null ? `signed with the webhook secret of ${source.githubAppId}` : `signed with ${source.signingSecret} (shown once)`;
+      action(async ({ flows, print }, options: { name: string; format: string; githubApp?: string; signingSecret?: string }) => {
+        const source = await flows.sources.create({ name: options.name, format: options.format as never, ...(options.githubApp && { githubAppId: options.githubApp }), ...(options.signingSecret && { signingSecret: options.signingSecret }) });
+        const signed = source.githubAppId ? `signed with the webhook secret of ${source.githubAppId}` : source.signingSecret === null ? "signed with the sender's secret" : `signed with ${source.signingSecret} (shown once)`;
         print.value(source, () => print.line(`Created ${source.id}: deliveries go to ${source.intakeUrl}, ${signed}.`));
       }),
     );
-  sources.command('rotate <source>').action(
-    action(async ({ flows, print }, id: string) => {
-      const source = await flows.sources.rotate(id);
-      print.value(source, () => print.line(`New signing secret of ${source.id}: ${source.signingSecret} (shown once).`));
-    }),
-  );
+  sources
+    .command('rotate <source>')
+    .option('--signing-secret <secret>', "the sender's new secret, for a sender that makes its own (Slack, Sentry)")
+    .action(
+      action(async ({ flows, print }, id: string, options: { signingSecret?: string }) => {
+        const source = await flows.sources.rotate(id, options.signingSecret);
+        print.value(source, () => print.line(source.signingSecret === null ? `${source.id} now verifies with the sender's new secret.` : `New signing secret of ${source.id}: ${source.signingSecret} (shown once).`));
+      }),
+    );
 }

@@ -664,7 +664,7 @@ export interface paths {
         put?: never;
         /**
          * Rotate a webhook source's signing secret
-         * @description Replaces the signing secret with a new one and returns it (shown only in this answer). Deliveries signed with the old secret are refused from then on, so update the sender promptly.
+         * @description Replaces the signing secret with a new one and returns it (shown only in this answer). Deliveries signed with the old secret are refused from then on, so update the sender promptly. For a sender that makes its own secret (Slack, Sentry), send the sender's new secret as `signingSecret`; it is stored and not returned.
          */
         post: operations["rotateWebhookSourceSecret"];
         delete?: never;
@@ -3217,12 +3217,16 @@ export interface components {
          *     - `linear`: `Linear-Signature: <hex HMAC-SHA256 of the raw body>`; body `webhookTimestamp` (milliseconds) must be within 5 minutes; event from the body's `type`, action from `action`; delivery id `Linear-Delivery`.
          *     - `standard-webhooks`: [Standard Webhooks](https://www.standardwebhooks.com) headers `webhook-id` (delivery id), `webhook-timestamp` (within 5 minutes) and `webhook-signature: v1,<base64 HMAC-SHA256>`; event from the body's `type`.
          *     - `hmac-sha256`: one header (`signatureHeader`, default `X-Signature-256`) carrying the hex HMAC-SHA256 of the raw body, optionally prefixed `sha256=`; event from the body's `type` when present (else `delivery`); delivery id from `X-Delivery-Id` or `webhook-id` when sent, else the SHA-256 of the body (an exact resend is the same delivery).
+         *     - `gitlab`: the webhook's secret token in `X-Gitlab-Token`, compared in constant time; or, when GitLab sends them (a webhook with a signing token), the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`, checked as for `standard-webhooks` (the source's secret is then the signing token). Event from the body's `object_kind` (`merge_request`, `note`, `issue`, `pipeline`, `push`…); action from `object_attributes.action` (merge requests, issues: `open`, `update`, `merge`…), `object_attributes.noteable_type` (notes: `MergeRequest`, `Issue`…) or `object_attributes.status` (pipelines: `failed`, `success`…); delivery id `webhook-id`, `Idempotency-Key` or `X-Gitlab-Event-UUID`. Self-managed instances sign the same way.
+         *     - `slack`: `X-Slack-Signature: v0=<hex HMAC-SHA256 of "v0:<X-Slack-Request-Timestamp>:<raw body>">`, the timestamp within 5 minutes; the source's secret is the Slack app's signing secret. Events API deliveries: event from `event.type` (`app_mention`, `message`), action from `event.subtype`, delivery id `event_id` (Slack's retries, with `X-Slack-Retry-Num`, are the same delivery). The `url_verification` request is answered with its `challenge` (200) and recorded as nothing. Slash commands (form-encoded): event `slash_command`, action the command (`/flows`), delivery id `trigger_id`, answered at once with an empty 200 (Slack allows 3 s). Slack's deprecated verification `token` is removed from the payload.
+         *     - `sentry`: `Sentry-Hook-Signature: <hex HMAC-SHA256 of the raw body>` with the integration's client secret; event from the `Sentry-Hook-Resource` header (`issue`, `event_alert`, `error`, `comment`…), action from the body's `action` (`created`, `resolved`, `triggered`…); delivery id `Request-ID`.
+         *     - `jira`: Jira Cloud's webhook secret: `X-Hub-Signature: sha256=<hex HMAC-SHA256 of the raw body>`; event from the body's `webhookEvent` without its `jira:` prefix (`issue_created`, `issue_updated`, `comment_created`), action from `issue_event_type_name` (`issue_assigned`, `issue_generic`…); delivery id `X-Atlassian-Webhook-Identifier`.
          *
-         *     Signatures are checked in constant time on the raw body. A repeated delivery id is recorded once and starts nothing twice; so is, for `github`, `linear` and `hmac-sha256` (which sign no delivery id), the same body under a new id within the server's replay window (`FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS`, a day by default).
+         *     Signatures are checked in constant time on the raw body. A repeated delivery id is recorded once and starts nothing twice; so is, for the formats that sign no delivery id (all but `standard-webhooks` and `slack`), the same body under a new id within the server's replay window (`FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS`, a day by default).
          * @example github
          * @enum {string}
          */
-        WebhookFormat: "github" | "linear" | "standard-webhooks" | "hmac-sha256";
+        WebhookFormat: "github" | "linear" | "standard-webhooks" | "hmac-sha256" | "gitlab" | "slack" | "sentry" | "jira";
         /**
          * @description A new webhook source.
          * @example {
@@ -3237,6 +3241,8 @@ export interface components {
             format: components["schemas"]["WebhookFormat"];
             /** @description Name of the header that carries the signature; only for the `hmac-sha256` format. */
             signatureHeader?: string;
+            /** @description The secret the sender signs with, when the sender makes it: the Slack app's signing secret (`slack`, required), the Sentry integration's client secret (`sentry`, required), or a GitLab webhook's signing token. Stored sealed and never returned (the answer's `signingSecret` is then null). Without it Flows makes a secret and returns it once, to be given to the sender. */
+            signingSecret?: string;
             /** @description Binds the source to a GitHub App connection of the tenant (`github` format only): the app's webhook URL is the source's `intakeUrl`, and deliveries are verified with the app's webhook secret (it must have one), so no signing secret of the source's own is made. A delivery's `installation.id` is then the installation that the runs it starts get their tokens from, for jobs whose `workspace` or `report` names this app (without a binding, Flows asks GitHub which installation reaches the repository). */
             githubAppId?: string;
         };
@@ -3274,6 +3280,11 @@ export interface components {
              */
             createdAt: string;
         };
+        /** @description The new secret, when the sender makes it. */
+        WebhookSecretRotation: {
+            /** @description The sender's new secret (required for `slack` and `sentry` sources); without it Flows makes one. */
+            signingSecret?: string;
+        };
         /**
          * @description A webhook source together with its signing secret. The secret is shown only in this answer; store it in the sender now.
          * @example {
@@ -3288,7 +3299,7 @@ export interface components {
          *     }
          */
         WebhookSourceWithSecret: components["schemas"]["WebhookSource"] & {
-            /** @description Secret the sender signs deliveries with. Shown once. Null for a source bound to a GitHub App, which verifies deliveries with the app's own webhook secret (never returned). */
+            /** @description Secret the sender signs deliveries with. Shown once. Null when the secret came from the sender (`signingSecret` in the request, never returned) and for a source bound to a GitHub App, which verifies deliveries with the app's own webhook secret (never returned). */
             signingSecret: string | null;
         };
         /**
@@ -7294,7 +7305,11 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["WebhookSecretRotation"];
+            };
+        };
         responses: {
             /** @description The source with its new secret. */
             200: {
