@@ -976,6 +976,89 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/sender-connections": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List sender connections
+         * @description Lists every sender connection of the tenant (metadata only; tokens are never returned). Not paginated.
+         */
+        get: operations["listSenderConnections"];
+        put?: never;
+        /**
+         * Connect a sender
+         * @description Stores the credential Flows answers a webhook sender with, where the work was asked (`report` on a
+         *     job): for `slack`, a Slack app's bot token (`xoxb-…`; the app needs the bot scopes `chat:write` and
+         *     `reactions:write`). The token is encrypted at rest and never returned. Run diagnostics to check that
+         *     the sender accepts it.
+         */
+        post: operations["createSenderConnection"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/sender-connections/{senderConnectionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Get a sender connection
+         * @description Returns one sender connection (metadata only).
+         */
+        get: operations["getSenderConnection"];
+        put?: never;
+        post?: never;
+        /**
+         * Delete a sender connection
+         * @description Deletes the connection and its sealed token. A connection that a job's `report` names cannot be deleted (409 `in_use`); change those jobs first.
+         */
+        delete: operations["deleteSenderConnection"];
+        options?: never;
+        head?: never;
+        /**
+         * Change a sender connection
+         * @description Changes the fields sent; send `token` to replace the token.
+         */
+        patch: operations["updateSenderConnection"];
+        trace?: never;
+    };
+    "/api/v1/sender-connections/{senderConnectionId}/diagnostics": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a sender connection
+         * @description Checks that the sender accepts the connection's token (`authentication`: Slack's `auth.test`), with
+         *     its duration, and says whom the token speaks as. A failed check still answers 200, with `ok: false`.
+         *     On success the connection's `lastVerifiedAt` is updated.
+         */
+        post: operations["runSenderConnectionDiagnostics"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/github-apps": {
         parameters: {
             query?: never;
@@ -4017,13 +4100,13 @@ export interface components {
             };
         };
         /**
-         * @description Answering where the work was asked, for runs a GitHub delivery started (an issue, a pull request, a
+         * @description Answering where the work was asked. For runs a GitHub delivery started (an issue, a pull request, a
          *     comment on either): a 👀 reaction on what started the run, one progress comment created as the run
          *     starts and edited in place as it advances (its state, the current step, the elapsed time, a link to
          *     the run), ending with the result's summary, the pull request and the cost; and, where the delivery
          *     names a pull request, a check run on its head commit. Each part is on unless set to false. Edits are
          *     coalesced (at most one every few seconds). A failure to report is recorded in the run's trace
-         *     (`report` events) and never fails the run. Runs started otherwise report nothing.
+         *     (`report` events) and never fails the run. For runs a Slack delivery started, the same in the message's thread, through `senderConnectionId`. Runs started otherwise report nothing.
          * @example {
          *       "reaction": true,
          *       "comment": true,
@@ -4033,6 +4116,8 @@ export interface components {
         JobReport: {
             /** @description The GitHub App connection that reports; default: the workspace's `githubAppId`. The app needs Issues and Pull requests (read and write) and, for check runs, Checks (read and write). */
             githubAppId?: string;
+            /** @description The sender connection that reports runs a delivery of its kind started: for a Slack connection, runs of a `slack` source's `app_mention`, `message` or slash command, answered in the message's thread (👀 on the message, one reply edited as the run advances, ending with the result). The bot must be in the channel. */
+            senderConnectionId?: string;
             /** @description React with 👀 to the comment, issue or pull request that started the run (default: true). */
             reaction?: boolean;
             /** @description Keep one progress comment on the issue or pull request (default: true). */
@@ -4185,6 +4270,143 @@ export interface components {
              * @description When diagnostics last succeeded for this connection; null if never.
              */
             lastVerifiedAt: string | null;
+        };
+        /**
+         * @description Which sender the connection answers: `slack` (a Slack app's bot token).
+         * @example slack
+         * @enum {string}
+         */
+        SenderConnectionKind: "slack";
+        /**
+         * @description The credential Flows answers a webhook sender with (metadata only; the token is never returned).
+         * @example {
+         *       "id": "snd_7d3k9m2x5q8w",
+         *       "name": "Acme Slack",
+         *       "kind": "slack",
+         *       "apiBaseUrl": "https://slack.com/api",
+         *       "account": "flows in the workspace Acme",
+         *       "createdAt": "2025-06-02T09:14:07Z",
+         *       "updatedAt": "2025-06-02T09:14:07Z",
+         *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+         *     }
+         */
+        SenderConnection: {
+            /** @description Identifier. */
+            id: string;
+            /** @description Display name. */
+            name: string;
+            /** @description Which sender it answers. */
+            kind: components["schemas"]["SenderConnectionKind"];
+            /**
+             * Format: uri
+             * @description The sender's API (`https://slack.com/api` for Slack).
+             */
+            apiBaseUrl: string;
+            /** @description Whom the token speaks as, as the last successful diagnostics found it; null before. */
+            account: string | null;
+            /**
+             * Format: date-time
+             * @description When it was stored.
+             */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it last changed.
+             */
+            updatedAt: string;
+            /**
+             * Format: date-time
+             * @description When diagnostics last succeeded; null when never.
+             */
+            lastVerifiedAt: string | null;
+        };
+        /**
+         * @description A new sender connection.
+         * @example {
+         *       "name": "Acme Slack",
+         *       "kind": "slack",
+         *       "token": "xoxb-1234-5678-abcdefghij"
+         *     }
+         */
+        SenderConnectionCreate: {
+            /** @description Display name. */
+            name: string;
+            /** @description Which sender it answers. */
+            kind: components["schemas"]["SenderConnectionKind"];
+            /** @description The token (for Slack, the bot token `xoxb-…`). Encrypted at rest, never returned. */
+            token: string;
+            /**
+             * Format: uri
+             * @description The sender's API; default `https://slack.com/api` for Slack.
+             */
+            apiBaseUrl?: string;
+        };
+        /**
+         * @description The fields to change.
+         * @example {
+         *       "name": "Acme workspace"
+         *     }
+         */
+        SenderConnectionUpdate: {
+            /** @description Display name. */
+            name?: string;
+            /** @description A new token, replacing the stored one. */
+            token?: string;
+            /**
+             * Format: uri
+             * @description The sender's API.
+             */
+            apiBaseUrl?: string;
+        };
+        /**
+         * @description Result of checking a sender connection.
+         * @example {
+         *       "senderConnectionId": "snd_7d3k9m2x5q8w",
+         *       "ok": true,
+         *       "startedAt": "2025-06-02T09:15:30Z",
+         *       "finishedAt": "2025-06-02T09:15:31Z",
+         *       "steps": [
+         *         {
+         *           "step": "authentication",
+         *           "ok": true,
+         *           "durationMs": 212,
+         *           "detail": "Slack accepted the token of the bot flows in the workspace Acme."
+         *         }
+         *       ],
+         *       "identity": "flows in the workspace Acme"
+         *     }
+         */
+        SenderConnectionDiagnostics: {
+            /** @description Identifier of the checked connection. */
+            senderConnectionId: string;
+            /** @description True when every step succeeded. */
+            ok: boolean;
+            /**
+             * Format: date-time
+             * @description When the check started.
+             */
+            startedAt: string;
+            /**
+             * Format: date-time
+             * @description When the check ended.
+             */
+            finishedAt: string;
+            /** @description The steps that ran, in order. */
+            steps: {
+                /**
+                 * @description `authentication`: the sender accepts the token.
+                 * @enum {string}
+                 */
+                step: "authentication";
+                /** @description Whether the step succeeded. */
+                ok: boolean;
+                /** @description How long the step took, in milliseconds. */
+                durationMs: number;
+                /** @description What the step found, or why it failed. Never contains secrets. */
+                detail: string;
+            }[];
+            /** @description Whom the token speaks as; null when the check failed. */
+            identity: string | null;
         };
         /**
          * @description Result of checking a GitHub App connection. Steps run in order; a failed step ends the check.
@@ -4892,6 +5114,8 @@ export interface components {
          * @example tgt_3m9q7z2r5k8d
          */
         targetId: string;
+        /** @description The sender connection id. */
+        senderConnectionId: string;
         /** @description The GitHub App connection id. */
         githubAppId: string;
         /**
@@ -7307,6 +7531,11 @@ export interface operations {
         };
         requestBody?: {
             content: {
+                /**
+                 * @example {
+                 *       "signingSecret": "8f14e45fceea167a5a36dedd4bea2543"
+                 *     }
+                 */
                 "application/json": components["schemas"]["WebhookSecretRotation"];
             };
         };
@@ -7337,6 +7566,8 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8338,6 +8569,275 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listSenderConnections: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sender connections. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example [
+                     *       {
+                     *         "id": "snd_7d3k9m2x5q8w",
+                     *         "name": "Acme Slack",
+                     *         "kind": "slack",
+                     *         "apiBaseUrl": "https://slack.com/api",
+                     *         "account": null,
+                     *         "createdAt": "2025-06-02T09:14:07Z",
+                     *         "updatedAt": "2025-06-02T09:14:07Z",
+                     *         "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *       }
+                     *     ]
+                     */
+                    "application/json": components["schemas"]["SenderConnection"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createSenderConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme Slack",
+                 *       "kind": "slack",
+                 *       "token": "xoxb-1234-5678-abcdefghij"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SenderConnectionCreate"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "snd_7d3k9m2x5q8w",
+                     *       "name": "Acme Slack",
+                     *       "kind": "slack",
+                     *       "apiBaseUrl": "https://slack.com/api",
+                     *       "account": null,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-02T09:14:07Z",
+                     *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getSenderConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sender connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "snd_7d3k9m2x5q8w",
+                     *       "name": "Acme Slack",
+                     *       "kind": "slack",
+                     *       "apiBaseUrl": "https://slack.com/api",
+                     *       "account": null,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-02T09:14:07Z",
+                     *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteSenderConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    updateSenderConnection: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "name": "Acme workspace"
+                 *     }
+                 */
+                "application/json": components["schemas"]["SenderConnectionUpdate"];
+            };
+        };
+        responses: {
+            /** @description The changed connection. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "id": "snd_7d3k9m2x5q8w",
+                     *       "name": "Acme Slack",
+                     *       "kind": "slack",
+                     *       "apiBaseUrl": "https://slack.com/api",
+                     *       "account": null,
+                     *       "createdAt": "2025-06-02T09:14:07Z",
+                     *       "updatedAt": "2025-06-02T09:14:07Z",
+                     *       "lastVerifiedAt": "2025-06-02T09:15:31Z"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderConnection"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    runSenderConnectionDiagnostics: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The sender connection id. */
+                senderConnectionId: components["parameters"]["senderConnectionId"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The check's result. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "senderConnectionId": "snd_7d3k9m2x5q8w",
+                     *       "ok": true,
+                     *       "startedAt": "2025-06-02T09:15:30Z",
+                     *       "finishedAt": "2025-06-02T09:15:31Z",
+                     *       "steps": [
+                     *         {
+                     *           "step": "authentication",
+                     *           "ok": true,
+                     *           "durationMs": 212,
+                     *           "detail": "Slack accepted the token of the bot flows in the workspace Acme."
+                     *         }
+                     *       ],
+                     *       "identity": "flows in the workspace Acme"
+                     *     }
+                     */
+                    "application/json": components["schemas"]["SenderConnectionDiagnostics"];
+                };
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];

@@ -28,6 +28,9 @@ import { createOutbound } from './lib/outbound';
 import { createSecretBox } from './lib/secrets';
 import { githubAppsHandlers } from './repositories/github-apps-handlers';
 import { createGithubAppsService } from './repositories/github-apps-service';
+import { sendersHandlers } from './senders/senders-handlers';
+import { createSendersService } from './senders/senders-service';
+import { createSlackReporting } from './senders/slack-reporter';
 import { createMirrors, NO_MIRRORS } from './repositories/mirrors';
 import { createReporting } from './repositories/reporter';
 import { createWorkspaces } from './repositories/workspaces';
@@ -125,7 +128,11 @@ export function createDomains({
   const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
   const mirrors = config.repositoryCache ? createMirrors({ dir: config.repositoryCache.dir, maxBytes: config.repositoryCache.maxMb * 1024 * 1024 }) : NO_MIRRORS;
   const workspaces = createWorkspaces({ apps: githubApps, secrets, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors });
-  const reporting = createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs });
+  const senders = createSendersService({ box, outbound });
+  const reporting = {
+    github: createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
+    slack: createSlackReporting({ senders, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
+  };
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.
   let runs: ReturnType<typeof createRunsService>;
@@ -144,6 +151,7 @@ export function createDomains({
     targets,
     secrets,
     githubApps,
+    senders,
     announceChange: (tenantId) => changes && changes.announce(tenantId).catch((err) => logger.warn({ err, tenantId }, 'telling other instances of a job change failed')),
     onDeleted: (tdb, jobId) => runs.cancelRunsOfJob(tdb, jobId),
     onLimitChanged: (tenantId, jobId) => runner.dispatch(tenantId, jobId),
@@ -200,6 +208,7 @@ export function createDomains({
     ...targetsHandlers(targets),
     ...connectionsHandlers(connections, diagnostics),
     ...githubAppsHandlers(githubApps),
+    ...sendersHandlers(senders),
     ...triggersHandlers(triggers),
     ...webhooksHandlers(webhooks),
     ...eventsHandlers(events),

@@ -22,6 +22,7 @@ const TENANT_MODEL_NAMES = [
   'EventDelivery',
   'Secret',
   'GithubApp',
+  'SenderConnection',
   'RunPatch',
 ] as const;
 type TenantModel = (typeof TENANT_MODEL_NAMES)[number];

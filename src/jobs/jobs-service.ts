@@ -20,6 +20,7 @@ import { eventName } from '../triggers/event-patterns-fns';
 import { createJobsCatalog, type LiveJobs } from './jobs-catalog';
 import { celKey, compileKeys, KEYED_PARTS, mergeFlowControl, runKeys, type CompiledKeys, type Concurrency, type Debounce, type FlowControl, type KeyedPart, type RateLimit } from './flow-control-fns';
 import { jobWarnings, RECORDED_DELIVERIES, type RecordedDelivery } from './job-warnings-fns';
+import type { SendersService } from '../senders/senders-service';
 import type { GithubAppsService } from '../repositories/github-apps-service';
 import { createJobsRepo, type JobFields, type JobRow, type JobsRepo } from './jobs-repo';
 import { RenderProblem, sharedRenderPool, type RenderPool } from './render-pool';
@@ -35,6 +36,8 @@ export interface JobsDeps {
   secrets: Pick<SecretsService, 'missing'>;
   /** A workspace's `githubAppId` must name a connection of the tenant. */
   githubApps: Pick<GithubAppsService, 'checkExists'>;
+  /** A report's `senderConnectionId` must name a connection of the tenant. */
+  senders: Pick<SendersService, 'checkExists'>;
   /** Called after a job is deleted: its queued and active runs are canceled. */
   onDeleted(db: TenantDb, jobId: string): Promise<void>;
   /** Called after a job's concurrency limit changed: queued runs may start in the new slots. */
@@ -53,16 +56,17 @@ type JobNetwork = components['schemas']['JobNetwork'];
 type JobWorkspace = components['schemas']['JobWorkspace'];
 type JobReport = components['schemas']['JobReport'];
 
-/** The GitHub App connections a job names exist in its tenant, and reporting has one to report as. */
-async function checkRepository({ githubApps, secrets }: Pick<JobsDeps, 'githubApps' | 'secrets'>, db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
+/** The connections a job names exist in its tenant, and reporting has one to report as. */
+async function checkRepository({ githubApps, senders, secrets }: Pick<JobsDeps, 'githubApps' | 'senders' | 'secrets'>, db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
   if (workspace?.githubAppId && workspace.tokenSecret) throw new ValidationFailed('`workspace` takes `githubAppId` or `tokenSecret`, not both.');
   if (workspace?.tokenSecret && (await secrets.missing(db, [workspace.tokenSecret])).length) {
     throw new ValidationFailed(`\`workspace.tokenSecret\` refers to the secret ${clip(workspace.tokenSecret)}, which this tenant does not have; create it with POST /api/v1/secrets.`);
   }
   await githubApps.checkExists(db, workspace?.githubAppId, 'workspace.githubAppId');
   await githubApps.checkExists(db, report?.githubAppId, 'report.githubAppId');
-  if (report && !report.githubAppId && !workspace?.githubAppId) {
-    throw new ValidationFailed('`report` needs a GitHub App to report as: set `report.githubAppId`, or `workspace.githubAppId`.');
+  await senders.checkExists(db, report?.senderConnectionId, 'report.senderConnectionId');
+  if (report && !report.githubAppId && !workspace?.githubAppId && !report.senderConnectionId) {
+    throw new ValidationFailed('`report` needs somewhere to report as: set `report.githubAppId` (or `workspace.githubAppId`) for GitHub, or `report.senderConnectionId` for Slack.');
   }
 }
 
@@ -206,7 +210,7 @@ function invocationInputOf(job: JobRow, validators?: Map<string, ValidateFunctio
 /** The keyed parts for a run that is not debounced: a direct invocation. */
 const UNDEBOUNCED = ['concurrency', 'rateLimit'] as const;
 
-export function createJobsService({ targets, secrets, githubApps, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs, renders = sharedRenderPool() }: JobsDeps) {
+export function createJobsService({ targets, secrets, githubApps, senders, onDeleted, onLimitChanged, announceChange = () => {}, invocableJobs, renders = sharedRenderPool() }: JobsDeps) {
   const catalog = createJobsCatalog();
   const changed = (db: TenantDb) => {
     catalog.changed(db.$tenant().id);
@@ -289,7 +293,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       const validators = checkJob({ ...fields, triggers });
       checkEnv(fields.env);
       checkNetwork(fields.network);
-      await checkRepository({ githubApps, secrets }, db, fields.workspace, fields.report);
+      await checkRepository({ githubApps, senders, secrets }, db, fields.workspace, fields.report);
       await targets.checkUsable(db, fields.executionTargetId);
       await checkAgent(targets, db, fields.agent, fields.executionTargetId ?? null);
       await checkSecretsExist(secrets, db, fields.env);
@@ -342,7 +346,7 @@ export function createJobsService({ targets, secrets, githubApps, onDeleted, onL
       checkNetwork(fields.network);
       if (fields.workspace !== undefined || fields.report !== undefined) {
         const workspace = fields.workspace === undefined ? (job.workspace as JobWorkspace | null) : fields.workspace;
-        await checkRepository({ githubApps, secrets }, db, workspace, fields.report === undefined ? (job.report as JobReport | null) : fields.report);
+        await checkRepository({ githubApps, senders, secrets }, db, workspace, fields.report === undefined ? (job.report as JobReport | null) : fields.report);
       }
       await targets.checkUsable(db, fields.executionTargetId);
       // A new target is checked against the agent the job keeps, and a new agent against its target.

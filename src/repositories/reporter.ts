@@ -5,25 +5,14 @@
 // part that fails is recorded in the run's trace once, and the run goes on as if nothing happened.
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
+import { coalescedEdits, progressBody, reportAttempts, trackProgress, type FinalReport, type Reporter, type ReportRecord } from '../lib/progress';
 import { clip } from '../lib/text';
 import { GithubFailure, type Permissions } from './github-api';
 import type { GithubAppsService } from './github-apps-service';
-import { conclusionOf, githubTargetOf, progressBody, stepOf, type FinalReport } from './report-fns';
+import { conclusionOf, githubTargetOf } from './report-fns';
 import { deliveredInstallation } from './workspace-fns';
 
 type JobReport = components['schemas']['JobReport'];
-
-export interface Reporter {
-  /** The token reporting uses, which the run's trace must never show (masked like a secret). */
-  token: string;
-  /** A trace event of the run: a milestone or the current step, shown at the next edit. */
-  observe(type: string, data: Record<string, unknown>): void;
-  /** The run ended (or goes back to the queue): the final edit and the check run's conclusion, awaited. */
-  finish(final: FinalReport): Promise<void>;
-}
-
-/** What reporting records in the run's trace (`report` events). */
-export type ReportRecord = (data: Record<string, unknown>) => void;
 
 const message = (err: unknown) => (err instanceof GithubFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
 
@@ -50,22 +39,12 @@ export function createReporting({ apps, baseUrl, editEveryMs = 3_000 }: { apps: 
       }
       const api = await apps.github.withToken(granted.access.apiBaseUrl, granted.access.token);
       const runUrl = new URL(`/console/runs/${run.id}`, baseUrl).href;
-      const began = Date.now();
-      const attempt = async (action: string, work: () => Promise<Record<string, unknown> | void>) => {
-        try {
-          record({ action, ok: true, ...((await work()) ?? {}) });
-          return true;
-        } catch (err) {
-          record({ action, ok: false, message: message(err) });
-          return false;
-        }
-      };
+      const progress = trackProgress(run.name, runUrl);
+      const attempt = reportAttempts(record, message);
 
       // A run tried again reacts once, on its first attempt.
       if (settings.reaction !== false && run.attempt === 1) await attempt('reaction', () => api.react(owner, name, target));
-      const milestones: string[] = [];
-      let current: string | null = null;
-      const body = (final: FinalReport | null) => progressBody({ runName: run.name, runUrl, elapsedMs: Date.now() - began, milestones, current, final });
+      const body = (final: FinalReport | null) => progressBody(progress.at(final));
       let comment: { id: number; url: string } | null = null;
       if (settings.comment !== false && target.number !== null) {
         await attempt('comment', async () => {
@@ -82,54 +61,21 @@ export function createReporting({ apps, baseUrl, editEveryMs = 3_000 }: { apps: 
         });
       }
 
-      // Edits go one at a time; a change while one is waiting or under way is taken by the next.
-      let editing: Promise<void> = Promise.resolve();
-      let timer: NodeJS.Timeout | null = null;
-      let lastEdit = Date.now();
-      let editFailed = false;
-      const edit = (final: FinalReport | null) => {
-        const made = comment;
-        if (!made) return editing;
-        editing = editing.then(async () => {
-          lastEdit = Date.now();
-          try {
-            await api.editComment(owner, name, made.id, body(final));
-          } catch (err) {
-            if (!editFailed) record({ action: 'comment', ok: false, message: message(err) });
-            editFailed = true;
-          }
-        });
-        return editing;
-      };
-      const soon = () => {
-        if (!comment || timer) return;
-        timer = setTimeout(
-          () => {
-            timer = null;
-            void edit(null);
-          },
-          Math.max(0, lastEdit + editEveryMs - Date.now()),
-        );
-      };
+      const made = comment as { id: number } | null;
+      const edits = made && coalescedEdits((final) => api.editComment(owner, name, made.id, body(final)), (err) => record({ action: 'comment', ok: false, message: message(err) }), editEveryMs);
 
       return {
         token: granted.access.token,
         observe(type, data) {
-          const step = stepOf(type, data);
-          if (!step) return;
-          if ('milestone' in step) milestones.push(step.milestone);
-          else current = step.current;
-          soon();
+          if (progress.observe(type, data)) edits?.soon();
         },
         async finish(final) {
-          if (timer) clearTimeout(timer);
-          timer = null;
-          await edit(final);
-          const made: { id: number } | null = check;
-          if (made) {
+          await edits?.final(final);
+          const started: { id: number } | null = check;
+          if (started) {
             await attempt('check_run', async () => {
               const title = final.state === 'succeeded' ? (final.pullRequestUrl ? 'Changes pushed' : 'Succeeded') : final.state === 'queued' ? 'Tried again' : `Run ${final.state.replace('_', ' ')}`;
-              await api.endCheck(owner, name, made.id, { conclusion: conclusionOf(final.state), title, summary: body(final) });
+              await api.endCheck(owner, name, started.id, { conclusion: conclusionOf(final.state), title, summary: body(final) });
             });
           }
           await granted.revoke();

@@ -15,7 +15,9 @@ import type { JobRow, JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
-import type { Reporter, Reporting } from '../repositories/reporter';
+import type { Reporter } from '../lib/progress';
+import type { Reporting } from '../repositories/reporter';
+import type { SlackReporting } from '../senders/slack-reporter';
 import { deliveredInstallation, spentLine, summaryOf, type RunArtifacts } from '../repositories/workspace-fns';
 import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
@@ -31,8 +33,8 @@ export interface RunnerDeps {
   jobs: Pick<JobsService, 'settings' | 'sessionKey' | 'renderWorkspace'>;
   /** Clones a job's repository for its run, and delivers the changes after it. */
   workspaces?: Workspaces;
-  /** Answers where a run's work was asked (`report` on its job). */
-  reporting?: Reporting;
+  /** Answers where a run's work was asked (`report` on its job): on GitHub, or on Slack for runs a Slack delivery started. */
+  reporting?: { github: Reporting; slack: SlackReporting };
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
@@ -260,9 +262,15 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
   /** Starts answering where the run's work was asked, when its job says to. */
   async function openReporter(db: TenantDb, job: JobRow, run: { id: string; name: string; attempt: number; context: Record<string, unknown> }, trace: ReturnType<typeof traceWriter>): Promise<Reporter | null> {
     const report = job.report as components['schemas']['JobReport'] | null;
-    const githubAppId = report?.githubAppId ?? (job.workspace as { githubAppId?: string } | null)?.githubAppId;
-    if (!report || !reporting || !githubAppId) return null;
-    return reporting.open(db, { ...report, githubAppId }, run.context, { id: run.id, name: run.name, jobName: job.name, attempt: run.attempt }, (data) => trace.push({ type: 'report', data }));
+    if (!report || !reporting) return null;
+    const record = (data: Record<string, unknown>) => trace.push({ type: 'report', data });
+    if ((run.context.source as { format?: string } | undefined)?.format === 'slack') {
+      if (!report.senderConnectionId) return null;
+      return reporting.slack.open(db, { ...report, senderConnectionId: report.senderConnectionId }, run.context, run, record);
+    }
+    const githubAppId = report.githubAppId ?? (job.workspace as { githubAppId?: string } | null)?.githubAppId;
+    if (!githubAppId) return null;
+    return reporting.github.open(db, { ...report, githubAppId }, run.context, { id: run.id, name: run.name, jobName: job.name, attempt: run.attempt }, record);
   }
 
   /** What the run's progress comment ends with, from the run as it was left. */

@@ -23,7 +23,8 @@ export interface Operation {
   pattern: RegExp;
   pathParams: Param[];
   query: Param[];
-  body?: { schema: any; example: any };
+  /** `required`: false where the operation may be called without a body. */
+  body?: { schema: any; example: any; required: boolean };
   /** Scopes a bearer token must hold; none when any valid credential will do. */
   scopes: string[];
   /** Whether a bearer token (`oauth2` or `http` bearer) is accepted; the session cookie is accepted when `session`. */
@@ -64,7 +65,7 @@ export function operationsOf(app: TestApp): Operation[] {
         pattern: new RegExp(`^${template.replace(/\{\w+\}/g, '[^/]+')}/*$`),
         pathParams: params.filter((p) => p.in === 'path').map(param),
         query: params.filter((p) => p.in === 'query').map(param),
-        body: media ? { schema: media.schema, example: media.example ?? media.schema.example } : undefined,
+        body: media ? { schema: media.schema, example: media.example ?? media.schema.example, required: op.requestBody.required !== false } : undefined,
         ...credentialsOf(definition.components.securitySchemes, op.security ?? definition.security ?? []),
         responses: op.responses,
         implemented: typeof handlers[op.operationId] === 'function',

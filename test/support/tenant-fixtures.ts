@@ -82,6 +82,8 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
     },
     // A key of its own each (the provider's fake has no GitHub: diagnostics run and fail at the first step).
     githubAppId: async () => (await api('POST', '/api/v1/github-apps', { name: named('app'), appId: 4242, privateKey: FIXTURE_APP_KEY, apiBaseUrl: providersUrl })).id,
+    // The provider's fake is no Slack either: diagnostics run and say so.
+    senderConnectionId: async () => (await api('POST', '/api/v1/sender-connections', { name: named('slack'), kind: 'slack', token: `xoxb-${label}-fixture`, apiBaseUrl: providersUrl })).id,
     clientId: async () => {
       const clientId = await registerTestClient(app, named('client'));
       await accessToken(app, owner, { clientId });
@@ -102,6 +104,7 @@ export async function createTenant(app: TestApp, { label, providersUrl, receiver
   ids.tokenId = await fresh.tokenId();
   ids.clientId = await fresh.clientId();
   ids.githubAppId = await fresh.githubAppId();
+  ids.senderConnectionId = await fresh.senderConnectionId();
 
   // A job of the local target that ends at once, run by a webhook or by invocation.
   fresh.jobId = async () =>

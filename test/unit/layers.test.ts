@@ -25,6 +25,8 @@ const RANKS: Record<string, number> = {
   integrations: 8,
   // Repositories: GitHub Apps and the workspaces runs clone, commit and push.
   repositories: 8,
+  // Senders: the connections Flows answers a webhook sender with (Slack), and reporting there.
+  senders: 8,
   jobs: 9,
   runs: 10,
   webhooks: 11,
@@ -57,7 +59,7 @@ function importsOf(file: string): string[] {
 }
 
 /** Folders of tenant data: they reach the database only through the tenant-bound client their callers hand them. */
-const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'repositories', 'secrets', 'mcp', 'usage']);
+const DOMAINS = new Set(['jobs', 'runs', 'triggers', 'webhooks', 'events', 'integrations', 'repositories', 'senders', 'secrets', 'mcp', 'usage']);
 const RAW_CLIENT = path.join(SRC, 'db', 'client');
 
 it('ranks every top-level entry of src/', () => {

@@ -1,5 +1,6 @@
 // The rules of repository workspaces and reporting that need no git and no network.
-import { conclusionOf, elapsed, githubTargetOf, progressBody, stepOf } from '../../src/repositories/report-fns';
+import { elapsed, progressBody, stepOf } from '../../src/lib/progress';
+import { conclusionOf, githubTargetOf } from '../../src/repositories/report-fns';
 import { apiOf, commitMessageOf, parseRepository, permissionsFor, pullRequestBody, spentLine } from '../../src/repositories/workspace-fns';
 import { webBaseOf } from '../../src/repositories/github-apps-service';
 
