@@ -39,4 +39,45 @@ export const PRESETS: Preset[] = [
       report: { reaction: true, comment: true, checkRun: true },
     },
   },
+  {
+    id: 'slack-mention',
+    name: 'Someone mentions the app in Slack',
+    description:
+      'A webhook trigger on `app_mention` (a Slack source, the app subscribed to the `app_mention` bot event) that starts a run for each mention of the app by a person: ' +
+      "a message posted by a bot (`event.bot_id` set) starts nothing, so that bots cannot start work on each other's messages. " +
+      'The prompt gives the agent the message; a mention in the same thread continues the same agent session; ' +
+      '`report` puts 👀 on the mention and keeps one reply in its thread up to date with the run and its result. Fill in the trigger\'s `sourceId` (a Slack webhook source) and `report.senderConnectionId` (a Slack connection holding the app\'s bot token).',
+    job: {
+      name: 'Answer Slack mentions',
+      promptTemplate: '<@{{ payload.event.user }}> asked in Slack:\n\n{{ payload.event.text }}',
+      runNameTemplate: 'Slack: {{ payload.event.text | truncate: 60 }}',
+      triggers: [{ type: 'webhook', events: ['app_mention'], conditions: { none: [{ path: 'payload.event.bot_id', op: 'exists', value: true }] } }],
+      agent: { kind: 'claude-code', continue: { key: 'payload.event.channel + ":" + (has(payload.event.thread_ts) ? payload.event.thread_ts : payload.event.ts)' } },
+      report: { reaction: true, comment: true },
+    },
+  },
+  {
+    id: 'sentry-issue',
+    name: 'A Sentry issue was created for a project',
+    description:
+      'A webhook trigger on `issue.created` (a Sentry source, the integration subscribed to issue events) that starts a run for new issues of one project (replace `widgets` with its slug) at level `error` or worse. ' +
+      "The prompt gives the agent the issue's title, culprit and link. Fill in the trigger's `sourceId` (a Sentry webhook source); add a `workspace` to let the agent work on the repository.",
+    job: {
+      name: 'Investigate new Sentry issues',
+      promptTemplate: 'Sentry reported a new issue in {{ payload.data.issue.project.slug }}: "{{ payload.data.issue.title }}" ({{ payload.data.issue.culprit }}).\nDetails: {{ payload.data.issue.web_url }}\n\nFind the cause and propose a fix.',
+      runNameTemplate: 'Sentry {{ payload.data.issue.shortId }}: {{ payload.data.issue.title | truncate: 60 }}',
+      triggers: [
+        {
+          type: 'webhook',
+          events: ['issue.created'],
+          conditions: {
+            all: [
+              { path: 'payload.data.issue.project.slug', op: 'eq', value: 'widgets' },
+              { path: 'payload.data.issue.level', op: 'in', value: ['error', 'fatal'] },
+            ],
+          },
+        },
+      ],
+    },
+  },
 ];

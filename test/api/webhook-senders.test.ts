@@ -173,3 +173,41 @@ describe('templates and conditions', () => {
     expect(paths('sentry')).toContain('payload.data.issue.title');
   });
 });
+
+describe('presets', () => {
+  const preset = async (id: string) => (await call(app, 'GET', '/api/v1/trigger-contexts', { headers: bearer })).body.presets.find((candidate: { id: string }) => candidate.id === id).job;
+
+  it('"someone mentions the app in Slack" saves once its source and connection are filled in, and a bot\'s message starts nothing', async () => {
+    const secret = `slack-${randomUUID()}`;
+    const source = await created({ name: 'Slack for the preset', format: 'slack', signingSecret: secret });
+    const connection = await call(app, 'POST', '/api/v1/sender-connections', { headers: bearer, body: { name: 'Slack bot', kind: 'slack', token: 'xoxb-preset-token' } });
+    const job = await preset('slack-mention');
+    job.name = `${job.name} ${randomUUID()}`;
+    job.triggers[0].sourceId = source.id;
+    job.report.senderConnectionId = connection.body.id;
+    const saved = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: job });
+    expect([saved.status, saved.body.error?.message]).toEqual([201, undefined]);
+    const person = fixture('slack/app_mention.json');
+    const bot = person.replace('"type": "app_mention",', '"type": "app_mention", "bot_id": "B0OTHERBOT",').replace(/"event_id":\s*"[^"]+"/, '"event_id": "Ev0BOT"');
+    expect(bot).toContain('B0OTHERBOT');
+    const decisions = [];
+    for (const body of [person, bot]) {
+      const res = await deliver(source.id, body, slackSigned(body, secret));
+      decisions.push((await evaluated(res.body.activityId)).decisions.find((decision: { jobId: string }) => decision.jobId === saved.body.id)?.decision ?? 'no-match');
+    }
+    expect(decisions).toEqual(['match', 'no-match']);
+  });
+
+  it('"a Sentry issue was created for a project" matches its project\'s new errors', async () => {
+    const source = await created({ name: 'Sentry for the preset', format: 'sentry', signingSecret: 'sentry client secret' });
+    const job = await preset('sentry-issue');
+    job.name = `${job.name} ${randomUUID()}`;
+    job.triggers[0].sourceId = source.id;
+    const saved = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: job });
+    expect(saved.status).toBe(201);
+    const body = fixture('sentry/issue.created.json');
+    const res = await deliver(source.id, body, { 'content-type': 'application/json', 'sentry-hook-resource': 'issue', 'request-id': randomUUID(), 'sentry-hook-signature': hex(body, 'sentry client secret') });
+    const row = await evaluated(res.body.activityId);
+    expect(row.decisions.find((decision: { jobId: string }) => decision.jobId === saved.body.id)).toMatchObject({ decision: 'match' });
+  });
+});
