@@ -30,7 +30,7 @@ import { githubAppsHandlers } from './repositories/github-apps-handlers';
 import { createGithubAppsService } from './repositories/github-apps-service';
 import { sendersHandlers } from './senders/senders-handlers';
 import { createSendersService } from './senders/senders-service';
-import { createSlackReporting } from './senders/slack-reporter';
+import { createSenderReporting } from './senders/sender-reporter';
 import { createMirrors, NO_MIRRORS } from './repositories/mirrors';
 import { createReporting } from './repositories/reporter';
 import { createWorkspaces } from './repositories/workspaces';
@@ -131,7 +131,7 @@ export function createDomains({
   const senders = createSendersService({ box, outbound });
   const reporting = {
     github: createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
-    slack: createSlackReporting({ senders, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
+    senders: createSenderReporting({ senders, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
   };
   // Deleting a job cancels its runs and a new concurrency limit may start queued ones, while runs read
   // jobs: the runs service and the runner are made after the jobs service and reached late-bound.

@@ -66,7 +66,7 @@ async function checkRepository({ githubApps, senders, secrets }: Pick<JobsDeps, 
   await githubApps.checkExists(db, report?.githubAppId, 'report.githubAppId');
   await senders.checkExists(db, report?.senderConnectionId, 'report.senderConnectionId');
   if (report && !report.githubAppId && !workspace?.githubAppId && !report.senderConnectionId) {
-    throw new ValidationFailed('`report` needs somewhere to report as: set `report.githubAppId` (or `workspace.githubAppId`) for GitHub, or `report.senderConnectionId` for Slack.');
+    throw new ValidationFailed('`report` needs somewhere to report as: set `report.githubAppId` (or `workspace.githubAppId`) for GitHub, or `report.senderConnectionId` for Slack, Linear or Jira.');
   }
 }
 

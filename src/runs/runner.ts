@@ -17,7 +17,7 @@ import type { ModelPrices } from '../lib/model-prices';
 import type { WorkQueue } from '../lib/work-queue';
 import type { Reporter } from '../lib/progress';
 import type { Reporting } from '../repositories/reporter';
-import type { SlackReporting } from '../senders/slack-reporter';
+import type { SenderReporting } from '../senders/sender-reporter';
 import { deliveredInstallation, spentLine, summaryOf, type RunArtifacts } from '../repositories/workspace-fns';
 import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
@@ -33,8 +33,8 @@ export interface RunnerDeps {
   jobs: Pick<JobsService, 'settings' | 'sessionKey' | 'renderWorkspace'>;
   /** Clones a job's repository for its run, and delivers the changes after it. */
   workspaces?: Workspaces;
-  /** Answers where a run's work was asked (`report` on its job): on GitHub, or on Slack for runs a Slack delivery started. */
-  reporting?: { github: Reporting; slack: SlackReporting };
+  /** Answers where a run's work was asked (`report` on its job): on GitHub, or through a sender connection (Slack, Linear, Jira). */
+  reporting?: { github: Reporting; senders: SenderReporting };
   targets: Pick<TargetsService, 'resolve'>;
   secrets: Pick<SecretsService, 'open'>;
   executors: Partial<Record<'local' | 'vmhost' | 'docker', Executor>>;
@@ -264,10 +264,9 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     const report = job.report as components['schemas']['JobReport'] | null;
     if (!report || !reporting) return null;
     const record = (data: Record<string, unknown>) => trace.push({ type: 'report', data });
-    if ((run.context.source as { format?: string } | undefined)?.format === 'slack') {
-      if (!report.senderConnectionId) return null;
-      return reporting.slack.open(db, { ...report, senderConnectionId: report.senderConnectionId }, run.context, run, record);
-    }
+    // A GitHub delivery's run reports on GitHub; another's through the job's sender connection, when it names one.
+    const format = (run.context.source as { format?: string } | undefined)?.format;
+    if (format !== 'github' && report.senderConnectionId) return reporting.senders.open(db, { ...report, senderConnectionId: report.senderConnectionId }, run.context, run, record);
     const githubAppId = report.githubAppId ?? (job.workspace as { githubAppId?: string } | null)?.githubAppId;
     if (!githubAppId) return null;
     return reporting.github.open(db, { ...report, githubAppId }, run.context, { id: run.id, name: run.name, jobName: job.name, attempt: run.attempt }, record);

@@ -3,11 +3,11 @@
 import type { Prisma } from '../../generated/prisma/sqlite/client';
 import type { TenantDb } from '../db/tenant-scope';
 
-type Fields = { name?: string; apiBaseUrl?: string; tokenCiphertext?: string; account?: string | null };
+type Fields = { name?: string; apiBaseUrl?: string; login?: string; tokenCiphertext?: string; account?: string | null };
 
 export function createSendersRepo(db: TenantDb) {
   return {
-    create: (data: { id: string; name: string; kind: string; apiBaseUrl: string; tokenCiphertext: string }) => db.senderConnection.create({ data: data as Prisma.SenderConnectionUncheckedCreateInput }),
+    create: (data: { id: string; name: string; kind: string; apiBaseUrl: string; login: string | null; tokenCiphertext: string }) => db.senderConnection.create({ data: data as Prisma.SenderConnectionUncheckedCreateInput }),
     find: (id: string) => db.senderConnection.findFirst({ where: { id } }),
     list: () => db.senderConnection.findMany({ orderBy: { id: 'desc' } }),
     update: async (id: string, data: Fields) => ((await db.senderConnection.updateMany({ where: { id }, data })).count === 0 ? null : db.senderConnection.findFirst({ where: { id } })),

@@ -8,6 +8,8 @@ import { checkApiUrl, type Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createSendersRepo, type SenderConnectionRow } from './senders-repo';
+import { createJiraApi, JiraFailure, type JiraApi } from './jira-api';
+import { createLinearApi, LINEAR_API, LinearFailure, type LinearApi } from './linear-api';
 import { createSlackApi, SLACK_API, SlackFailure, type SlackApi } from './slack-api';
 
 type ConnectionView = components['schemas']['SenderConnection'];
@@ -15,7 +17,30 @@ type ConnectionCreate = components['schemas']['SenderConnectionCreate'];
 type ConnectionUpdate = components['schemas']['SenderConnectionUpdate'];
 type Diagnostics = components['schemas']['SenderConnectionDiagnostics'];
 
+const SENDER_NAMES: Record<ConnectionView['kind'], string> = { slack: 'Slack', linear: 'Linear', jira: 'Jira' };
 const connectionNotFound = () => new NotFound('No such sender connection.');
+
+/** A connection's API, opened with its token (which the run's trace must never show). */
+export type Connected = { token: string } & ({ kind: 'slack'; api: SlackApi } | { kind: 'linear'; api: LinearApi } | { kind: 'jira'; api: JiraApi });
+
+/** Where each kind's API is when the connection does not say (Jira's is the tenant's own site). */
+const DEFAULT_API: Record<ConnectionView['kind'], string | null> = { slack: SLACK_API, linear: LINEAR_API, jira: null };
+
+/** Whom the token speaks as, in words; the sender's refusal is thrown. */
+async function identityOf(connected: Connected): Promise<string> {
+  switch (connected.kind) {
+    case 'slack': {
+      const { user, team } = await connected.api.whoAmI();
+      return `${user} in the workspace ${team}`;
+    }
+    case 'linear': {
+      const { user, organization } = await connected.api.whoAmI();
+      return `${user} in the organization ${organization}`;
+    }
+    case 'jira':
+      return (await connected.api.whoAmI()).user;
+  }
+}
 
 function connectionView(row: SenderConnectionRow): ConnectionView {
   return {
@@ -23,6 +48,7 @@ function connectionView(row: SenderConnectionRow): ConnectionView {
     name: row.name,
     kind: row.kind as ConnectionView['kind'],
     apiBaseUrl: row.apiBaseUrl,
+    login: row.login,
     account: row.account,
     createdAt: row.createdAt.toISOString(),
     updatedAt: row.updatedAt.toISOString(),
@@ -36,13 +62,22 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
     if (!row) throw connectionNotFound();
     return row;
   }
-  const slackOf = (row: SenderConnectionRow) => createSlackApi(outbound, row.apiBaseUrl, box.open(row.tokenCiphertext));
+  function connected(row: SenderConnectionRow): Connected {
+    const token = box.open(row.tokenCiphertext);
+    const kind = row.kind as ConnectionView['kind'];
+    if (kind === 'linear') return { kind, token, api: createLinearApi(outbound, row.apiBaseUrl, token) };
+    if (kind === 'jira') return { kind, token, api: createJiraApi(outbound, row.apiBaseUrl, row.login ?? '', token) };
+    return { kind, token, api: createSlackApi(outbound, row.apiBaseUrl, token) };
+  }
 
   return {
     async create(db: TenantDb, input: ConnectionCreate): Promise<ConnectionView> {
-      const apiBaseUrl = input.apiBaseUrl ?? SLACK_API;
+      const apiBaseUrl = input.apiBaseUrl ?? DEFAULT_API[input.kind];
+      if (!apiBaseUrl) throw new ValidationFailed('A Jira connection needs `apiBaseUrl`: the Jira site, such as https://acme.atlassian.net.');
+      if (input.kind === 'jira' && !input.login) throw new ValidationFailed('A Jira connection needs `login`: the email address of the Atlassian account the API token belongs to.');
+      if (input.kind !== 'jira' && input.login !== undefined) throw new ValidationFailed('`login` is taken only for a Jira connection.');
       checkApiUrl(outbound, apiBaseUrl, 'apiBaseUrl');
-      const row = await createSendersRepo(db).create({ id: newId('snd'), name: input.name, kind: input.kind, apiBaseUrl, tokenCiphertext: box.seal(input.token) });
+      const row = await createSendersRepo(db).create({ id: newId('snd'), name: input.name, kind: input.kind, apiBaseUrl, login: input.login ?? null, tokenCiphertext: box.seal(input.token) });
       return connectionView(row);
     },
     async list(db: TenantDb): Promise<ConnectionView[]> {
@@ -53,6 +88,7 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
     },
     async update(db: TenantDb, id: string, patch: ConnectionUpdate): Promise<ConnectionView> {
       checkApiUrl(outbound, patch.apiBaseUrl, 'apiBaseUrl');
+      if (patch.login !== undefined && (await found(db, id)).kind !== 'jira') throw new ValidationFailed('`login` is taken only for a Jira connection.');
       const { token, ...fields } = patch;
       // A new token may speak as someone else: whom it speaks as is found again by the next diagnostics.
       const row = await createSendersRepo(db).update(id, { ...fields, ...(token !== undefined && { tokenCiphertext: box.seal(token), account: null }) });
@@ -79,24 +115,21 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
       let identity: string | null = null;
       let detail: string;
       try {
-        const { user, team } = await slackOf(row).whoAmI();
-        identity = `${user} in the workspace ${team}`;
-        detail = `Slack accepted the token of the bot ${identity}.`;
+        identity = await identityOf(connected(row));
+        detail = `${SENDER_NAMES[row.kind as ConnectionView['kind']]} accepted the token of ${identity}.`;
         await createSendersRepo(db).verified(row.id, identity);
       } catch (err) {
-        detail = err instanceof SlackFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
+        detail = err instanceof SlackFailure || err instanceof LinearFailure || err instanceof JiraFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
       }
       const step = { step: 'authentication' as const, ok: identity !== null, durationMs: Date.now() - began, detail };
       return { senderConnectionId: row.id, ok: step.ok, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), steps: [step], identity };
     },
 
-    /** Slack as the connection `id` speaks to it, with the token (to mask); or why not. */
-    async slack(db: TenantDb, id: string): Promise<{ api: SlackApi; token: string } | { problem: string }> {
+    /** The connection `id`'s API, opened with its token; or why not. */
+    async connect(db: TenantDb, id: string): Promise<Connected | { problem: string }> {
       const row = await createSendersRepo(db).find(id);
       if (!row) return { problem: `The sender connection ${clip(id)} that \`report.senderConnectionId\` names no longer exists.` };
-      if (row.kind !== 'slack') return { problem: `The sender connection ${clip(row.name)} is a ${row.kind} connection, not a Slack one.` };
-      const token = box.open(row.tokenCiphertext);
-      return { api: createSlackApi(outbound, row.apiBaseUrl, token), token };
+      return connected(row);
     },
   };
 }

@@ -56,7 +56,7 @@ describe('a Slack sender connection', () => {
   it('keeps the bot token sealed: answers carry metadata only, and diagnostics say whom it speaks as', async () => {
     const created = await call(app, 'POST', '/api/v1/sender-connections', { headers: bearer, body: { name: 'Acme Slack', kind: 'slack', token: slack.token, apiBaseUrl: slack.url } });
     expect(created.status).toBe(201);
-    expect(created.body).toEqual({ id: expect.stringMatching(/^snd_/), name: 'Acme Slack', kind: 'slack', apiBaseUrl: slack.url, account: null, createdAt: expect.any(String), updatedAt: expect.any(String), lastVerifiedAt: null });
+    expect(created.body).toEqual({ id: expect.stringMatching(/^snd_/), name: 'Acme Slack', kind: 'slack', apiBaseUrl: slack.url, login: null, account: null, createdAt: expect.any(String), updatedAt: expect.any(String), lastVerifiedAt: null });
     connectionId = created.body.id;
     const checked = await call(app, 'POST', `/api/v1/sender-connections/${connectionId}/diagnostics`, { headers: bearer });
     expect(checked.body).toMatchObject({ ok: true, identity: 'flows in the workspace Acme', steps: [{ step: 'authentication', ok: true, detail: expect.stringContaining('flows in the workspace Acme') }] });

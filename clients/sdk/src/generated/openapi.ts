@@ -993,7 +993,9 @@ export interface paths {
          * Connect a sender
          * @description Stores the credential Flows answers a webhook sender with, where the work was asked (`report` on a
          *     job): for `slack`, a Slack app's bot token (`xoxb-…`; the app needs the bot scopes `chat:write` and
-         *     `reactions:write`). The token is encrypted at rest and never returned. Run diagnostics to check that
+         *     `reactions:write`); for `linear`, an API key (Settings → Security & access) of an account that may
+         *     comment and edit issues; for `jira`, an API token (id.atlassian.com → Security) with the email of its
+         *     account as `login`, and the site as `apiBaseUrl`. The token is encrypted at rest and never returned. Run diagnostics to check that
          *     the sender accepts it.
          */
         post: operations["createSenderConnection"];
@@ -1048,7 +1050,7 @@ export interface paths {
         put?: never;
         /**
          * Check a sender connection
-         * @description Checks that the sender accepts the connection's token (`authentication`: Slack's `auth.test`), with
+         * @description Checks that the sender accepts the connection's token (`authentication`: Slack's `auth.test`, Linear's `viewer`, Jira's `myself`), with
          *     its duration, and says whom the token speaks as. A failed check still answers 200, with `ok: false`.
          *     On success the connection's `lastVerifiedAt` is updated.
          */
@@ -4106,7 +4108,7 @@ export interface components {
          *     the run), ending with the result's summary, the pull request and the cost; and, where the delivery
          *     names a pull request, a check run on its head commit. Each part is on unless set to false. Edits are
          *     coalesced (at most one every few seconds). A failure to report is recorded in the run's trace
-         *     (`report` events) and never fails the run. For runs a Slack delivery started, the same in the message's thread, through `senderConnectionId`. Runs started otherwise report nothing.
+         *     (`report` events) and never fails the run. For runs a Slack, Linear or Jira delivery started, the same there through `senderConnectionId` (a reply in the message's thread, a comment on the issue). Runs started otherwise report nothing.
          * @example {
          *       "reaction": true,
          *       "comment": true,
@@ -4116,8 +4118,10 @@ export interface components {
         JobReport: {
             /** @description The GitHub App connection that reports; default: the workspace's `githubAppId`. The app needs Issues and Pull requests (read and write) and, for check runs, Checks (read and write). */
             githubAppId?: string;
-            /** @description The sender connection that reports runs a delivery of its kind started: for a Slack connection, runs of a `slack` source's `app_mention`, `message` or slash command, answered in the message's thread (👀 on the message, one reply edited as the run advances, ending with the result). The bot must be in the channel. */
+            /** @description The sender connection that reports runs a delivery of its kind started: for a Slack connection, runs of a `slack` source's `app_mention`, `message` or slash command, answered in the message's thread (👀 on the message, one reply edited as the run advances, ending with the result; the bot must be in the channel); for a Linear connection, runs of a `linear` source's issue or comment deliveries, answered by one comment on the issue (👀 on the comment that asked), edited as the run advances; for a Jira connection, runs of a `jira` source's issue or comment deliveries, answered by one comment on the issue. */
             senderConnectionId?: string;
+            /** @description For runs a Linear delivery started: the workflow state (by name, as the issue's team calls it, e.g. `In Review`) the issue moves to when the run succeeds. */
+            successState?: string;
             /** @description React with 👀 to the comment, issue or pull request that started the run (default: true). */
             reaction?: boolean;
             /** @description Keep one progress comment on the issue or pull request (default: true). */
@@ -4272,11 +4276,11 @@ export interface components {
             lastVerifiedAt: string | null;
         };
         /**
-         * @description Which sender the connection answers: `slack` (a Slack app's bot token).
+         * @description Which sender the connection answers: `slack` (a Slack app's bot token), `linear` (a Linear API key), `jira` (a Jira Cloud API token with the `login` it belongs to).
          * @example slack
          * @enum {string}
          */
-        SenderConnectionKind: "slack";
+        SenderConnectionKind: "slack" | "linear" | "jira";
         /**
          * @description The credential Flows answers a webhook sender with (metadata only; the token is never returned).
          * @example {
@@ -4284,6 +4288,7 @@ export interface components {
          *       "name": "Acme Slack",
          *       "kind": "slack",
          *       "apiBaseUrl": "https://slack.com/api",
+         *       "login": null,
          *       "account": "flows in the workspace Acme",
          *       "createdAt": "2025-06-02T09:14:07Z",
          *       "updatedAt": "2025-06-02T09:14:07Z",
@@ -4299,9 +4304,11 @@ export interface components {
             kind: components["schemas"]["SenderConnectionKind"];
             /**
              * Format: uri
-             * @description The sender's API (`https://slack.com/api` for Slack).
+             * @description The sender's API: `https://slack.com/api` for Slack, `https://api.linear.app/graphql` for Linear, the site (`https://acme.atlassian.net`) for Jira.
              */
             apiBaseUrl: string;
+            /** @description For Jira, the email address of the account the token belongs to; null for the others. */
+            login: string | null;
             /** @description Whom the token speaks as, as the last successful diagnostics found it; null before. */
             account: string | null;
             /**
@@ -4333,11 +4340,13 @@ export interface components {
             name: string;
             /** @description Which sender it answers. */
             kind: components["schemas"]["SenderConnectionKind"];
-            /** @description The token (for Slack, the bot token `xoxb-…`). Encrypted at rest, never returned. */
+            /** @description The token: for Slack the bot token (`xoxb-…`), for Linear an API key (`lin_api_…`), for Jira an API token. Encrypted at rest, never returned. */
             token: string;
+            /** @description For Jira, the email address of the Atlassian account the API token belongs to (required); not taken for the others. */
+            login?: string;
             /**
              * Format: uri
-             * @description The sender's API; default `https://slack.com/api` for Slack.
+             * @description The sender's API; default `https://slack.com/api` for Slack and `https://api.linear.app/graphql` for Linear. For Jira, the site (`https://acme.atlassian.net`), required.
              */
             apiBaseUrl?: string;
         };
@@ -4352,6 +4361,8 @@ export interface components {
             name?: string;
             /** @description A new token, replacing the stored one. */
             token?: string;
+            /** @description For Jira, the email address of the account a new token belongs to. */
+            login?: string;
             /**
              * Format: uri
              * @description The sender's API.
@@ -8602,6 +8613,7 @@ export interface operations {
                      *         "name": "Acme Slack",
                      *         "kind": "slack",
                      *         "apiBaseUrl": "https://slack.com/api",
+                     *         "login": null,
                      *         "account": null,
                      *         "createdAt": "2025-06-02T09:14:07Z",
                      *         "updatedAt": "2025-06-02T09:14:07Z",
@@ -8654,6 +8666,7 @@ export interface operations {
                      *       "name": "Acme Slack",
                      *       "kind": "slack",
                      *       "apiBaseUrl": "https://slack.com/api",
+                     *       "login": null,
                      *       "account": null,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-02T09:14:07Z",
@@ -8699,6 +8712,7 @@ export interface operations {
                      *       "name": "Acme Slack",
                      *       "kind": "slack",
                      *       "apiBaseUrl": "https://slack.com/api",
+                     *       "login": null,
                      *       "account": null,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-02T09:14:07Z",
@@ -8780,6 +8794,7 @@ export interface operations {
                      *       "name": "Acme Slack",
                      *       "kind": "slack",
                      *       "apiBaseUrl": "https://slack.com/api",
+                     *       "login": null,
                      *       "account": null,
                      *       "createdAt": "2025-06-02T09:14:07Z",
                      *       "updatedAt": "2025-06-02T09:14:07Z",

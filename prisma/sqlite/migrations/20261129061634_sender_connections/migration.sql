@@ -5,6 +5,7 @@ CREATE TABLE "SenderConnection" (
     "name" TEXT NOT NULL,
     "kind" TEXT NOT NULL,
     "apiBaseUrl" TEXT NOT NULL,
+    "login" TEXT,
     "account" TEXT,
     "tokenCiphertext" TEXT NOT NULL,
     "createdAt" DATETIME NOT NULL DEFAULT CURRENT_TIMESTAMP,

@@ -1,5 +1,6 @@
-// Where a Slack delivery asked for the work (the channel, the message and its thread), and the progress
-// reply in Slack's markup: what reporting on Slack needs without the network.
+// Where a Slack, Linear or Jira delivery asked for the work (a message and its thread, an issue and the
+// comment that asked), and the progress message in each one's markup: what reporting there needs without
+// the network.
 import { progressParts, type Progress } from '../lib/progress';
 
 export interface SlackTarget {
@@ -39,5 +40,47 @@ export function slackProgress(progress: Progress): string {
   if (parts.summary) lines.push('', escaped(parts.summary));
   if (parts.error) lines.push('', `> ${escaped(parts.error).replace(/\n/g, '\n> ')}`);
   if (parts.facts.length) lines.push('', ...parts.facts.map((fact) => `• ${escaped(fact)}`));
+  return lines.join('\n').trim();
+}
+
+export interface LinearTarget {
+  issueId: string;
+  /** The comment that asked, when a comment delivery started the run. */
+  commentId: string | null;
+}
+
+/** Where a run's Linear delivery asked for the work: its issue (a comment's issue); null for a run something else started. */
+export function linearTargetOf(context: Json): LinearTarget | null {
+  if (objectAt(context.source)?.format !== 'linear') return null;
+  const payload = objectAt(context.payload) ?? {};
+  const data = objectAt(payload.data) ?? {};
+  if (payload.type === 'Comment') {
+    const issueId = textAt(data.issueId);
+    return issueId ? { issueId, commentId: textAt(data.id) } : null;
+  }
+  if (payload.type === 'Issue') {
+    const issueId = textAt(data.id);
+    return issueId ? { issueId, commentId: null } : null;
+  }
+  return null;
+}
+
+/** The issue a run's Jira delivery is about (its key); null for a run something else started. */
+export function jiraIssueOf(context: Json): string | null {
+  if (objectAt(context.source)?.format !== 'jira') return null;
+  return textAt(objectAt(objectAt(context.payload)?.issue)?.key);
+}
+
+/** What Jira's wiki markup reads as markup (macros, links, tables, bold, italics): shown literally when escaped. */
+const jiraEscaped = (text: string) => text.replace(/([{}[\]|*_])/g, '\\$1');
+
+/** The progress comment in Jira's wiki markup (REST API v2). */
+export function jiraProgress(progress: Progress): string {
+  const parts = progressParts(progress);
+  const lines = [`*Flows: ${jiraEscaped(progress.runName)}*`, `*${parts.state}*${parts.timing} · [view the run|${progress.runUrl}]`, ''];
+  for (const step of parts.steps) lines.push(`* ${jiraEscaped(step)}`);
+  if (parts.summary) lines.push('', jiraEscaped(parts.summary));
+  if (parts.error) lines.push('', `{quote}${jiraEscaped(parts.error)}{quote}`);
+  if (parts.facts.length) lines.push('', ...parts.facts.map((fact) => `* ${fact}`));
   return lines.join('\n').trim();
 }

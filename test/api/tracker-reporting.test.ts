@@ -1,0 +1,124 @@
+// Answering on Linear and Jira where the work was asked: sender connections holding a Linear API key and a
+// Jira API token (sealed, never answered, with diagnostics), and jobs whose `report` names them. A signed
+// Linear comment starts a run: 👀 on the comment, one comment on the issue edited as the run advances and
+// ending with its result, and the issue moved to the job's `successState`. A signed Jira issue delivery
+// starts a run answered by one comment on the issue. Linear and Jira are fakes on loopback.
+import { createHmac, randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import request from 'supertest';
+import { agentCommand } from '../support/agent';
+import { startTestApp, type TestApp } from '../support/app';
+import { startFakeJira, startFakeLinear, type FakeJira, type FakeLinear } from '../support/fake-trackers';
+import { call } from '../support/http';
+import { accessToken, createOwner } from '../support/identity';
+import { jobSettled } from '../support/kit';
+
+const AGENT = `prompt=$(cat)
+echo "working on it"; sleep 0.3; echo '{"summary":"Exports over 10 MB stream now [see *notes*]."}'
+`;
+
+let app: TestApp;
+let linear: FakeLinear;
+let jira: FakeJira;
+let bearer: Record<string, string>;
+
+beforeAll(async () => {
+  [linear, jira] = await Promise.all([startFakeLinear(), startFakeJira()]);
+  app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 30 }, rateLimits: { api: 0, apiAddress: 0 } }, { reportEditEveryMs: 100 });
+  bearer = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db), { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
+});
+afterAll(async () => {
+  await app.close();
+  await Promise.all([linear.close(), jira.close()]);
+});
+
+const hex = (content: string, secret: string) => createHmac('sha256', secret).update(content).digest('hex');
+const post = (path: string, body: unknown) => call(app, 'POST', path, { headers: bearer, body });
+const traceOf = async (runId: string) => (await call(app, 'GET', `/api/v1/runs/${runId}/trace?limit=100`, { headers: bearer })).body as { type: string; data: Record<string, any> }[];
+const reportsOf = async (runId: string) => (await traceOf(runId)).filter((entry) => entry.type === 'report').map((entry) => entry.data);
+
+describe('Linear', () => {
+  let connectionId: string;
+  it('a connection keeps the API key sealed, and diagnostics say whom it speaks as', async () => {
+    const created = await post('/api/v1/sender-connections', { name: 'Acme Linear', kind: 'linear', token: linear.key, apiBaseUrl: linear.url });
+    expect(created.body).toMatchObject({ kind: 'linear', apiBaseUrl: linear.url, login: null });
+    connectionId = created.body.id;
+    const checked = await post(`/api/v1/sender-connections/${connectionId}/diagnostics`, {});
+    expect(checked.body).toMatchObject({ ok: true, identity: 'Flows Bot in the organization Acme' });
+    expect(JSON.stringify([created.body, checked.body])).not.toContain(linear.key);
+    const wrong = await post('/api/v1/sender-connections', { name: 'Wrong key', kind: 'linear', token: 'lin_api_not_the_key', apiBaseUrl: linear.url });
+    expect((await post(`/api/v1/sender-connections/${wrong.body.id}/diagnostics`, {})).body.steps[0]).toMatchObject({ ok: false, detail: 'Linear did not accept the key: Linear answered "Authentication required, not authenticated"' });
+  });
+
+  it('a comment asking for work: 👀 on it, one comment on the issue kept up to date, and the issue moved to the job\'s state', async () => {
+    const source = (await post('/api/v1/webhook-sources', { name: 'Linear', format: 'linear' })).body;
+    const job = await post('/api/v1/jobs', {
+      name: 'Answer Linear comments',
+      executionTargetId: 'local',
+      promptTemplate: '{{ payload.data.body }}',
+      report: { senderConnectionId: connectionId, successState: 'In Review' },
+      triggers: [{ type: 'webhook', sourceId: source.id, events: ['Comment.create'] }],
+    });
+    expect([job.status, job.body.error?.message]).toEqual([201, undefined]);
+    const issueId = randomUUID();
+    const commentId = randomUUID();
+    const body = JSON.stringify({ type: 'Comment', action: 'create', webhookTimestamp: Date.now(), data: { id: commentId, issueId, body: '@flows make exports stream' } });
+    const delivered = await request(app.app).post(`/hooks/${source.id}`).set({ 'content-type': 'application/json', 'linear-delivery': randomUUID(), 'linear-signature': hex(body, source.signingSecret) }).send(body);
+    expect(delivered.status).toBe(202);
+    const [run] = await jobSettled(app, bearer, job.body.id, 1);
+    expect(run.state).toBe('succeeded');
+    expect(linear.reactions).toEqual([{ commentId, emoji: 'eyes' }]);
+    expect(linear.comments).toHaveLength(1);
+    const [comment] = linear.comments;
+    expect(comment.issue).toBe(issueId);
+    expect(comment.bodies[0]).toContain('⏳ Working');
+    expect(comment.bodies.at(-1)).toContain('✅ Succeeded');
+    expect(comment.bodies.at(-1)).toContain('Exports over 10 MB stream now');
+    expect(linear.states.get(issueId)).toBe('In Review');
+    expect(await reportsOf(run.id)).toEqual([{ action: 'reaction', ok: true }, { action: 'comment', ok: true }, { action: 'state', ok: true, state: 'In Review' }]);
+  });
+});
+
+describe('Jira', () => {
+  it('a connection needs the site and the account\'s email, and diagnostics say whom the token speaks as', async () => {
+    const noSite = await post('/api/v1/sender-connections', { name: 'Jira', kind: 'jira', token: jira.token, login: jira.login });
+    expect([noSite.status, noSite.body.error.message]).toEqual([400, expect.stringContaining('`apiBaseUrl`')]);
+    const noLogin = await post('/api/v1/sender-connections', { name: 'Jira', kind: 'jira', token: jira.token, apiBaseUrl: jira.url });
+    expect([noLogin.status, noLogin.body.error.message]).toEqual([400, expect.stringContaining('`login`')]);
+    const slackWithLogin = await post('/api/v1/sender-connections', { name: 'Slack', kind: 'slack', token: 'xoxb-1234-5678-abcdefgh', login: 'someone@acme.example' });
+    expect(slackWithLogin.status).toBe(400);
+    const created = await post('/api/v1/sender-connections', { name: 'Acme Jira', kind: 'jira', token: jira.token, login: jira.login, apiBaseUrl: jira.url });
+    expect(created.body).toMatchObject({ kind: 'jira', login: jira.login, apiBaseUrl: jira.url });
+    expect((await post(`/api/v1/sender-connections/${created.body.id}/diagnostics`, {})).body).toMatchObject({ ok: true, identity: 'Flows Bot' });
+  });
+
+  it('an issue delivery: one comment on the issue, in Jira\'s markup, edited as the run advances', async () => {
+    const connection = (await post('/api/v1/sender-connections', { name: 'Jira reporter', kind: 'jira', token: jira.token, login: jira.login, apiBaseUrl: jira.url })).body;
+    const source = (await post('/api/v1/webhook-sources', { name: 'Jira', format: 'jira' })).body;
+    const job = await post('/api/v1/jobs', {
+      name: 'Answer Jira issues',
+      executionTargetId: 'local',
+      promptTemplate: '{{ payload.issue.fields.summary }}',
+      report: { senderConnectionId: connection.id },
+      triggers: [{ type: 'webhook', sourceId: source.id, events: ['issue_created.*'] }],
+    });
+    expect(job.status).toBe(201);
+    const body = readFileSync(path.join(__dirname, '../fixtures/webhooks/jira/issue_created.json'), 'utf8');
+    const key = JSON.parse(body).issue.key;
+    const delivered = await request(app.app).post(`/hooks/${source.id}`).set({ 'content-type': 'application/json', 'x-atlassian-webhook-identifier': randomUUID(), 'x-hub-signature': `sha256=${hex(body, source.signingSecret)}` }).send(body);
+    expect(delivered.status).toBe(202);
+    const [run] = await jobSettled(app, bearer, job.body.id, 1);
+    expect(run.state).toBe('succeeded');
+    const comments = jira.comments.filter((comment) => comment.issue === key);
+    expect(comments).toHaveLength(1);
+    expect(comments[0].bodies[0]).toContain('*⏳ Working*');
+    expect(comments[0].bodies[0]).toContain(`[view the run|`);
+    const last = comments[0].bodies.at(-1)!;
+    expect(last).toContain('*✅ Succeeded*');
+    // The summary's brackets and stars are escaped: shown as written, not read as a link or bold.
+    expect(last).toContain('Exports over 10 MB stream now \\[see \\*notes\\*\\].');
+    expect(await reportsOf(run.id)).toEqual([{ action: 'comment', ok: true }]);
+    expect(JSON.stringify(await traceOf(run.id))).not.toContain(jira.token);
+  });
+});

@@ -1,0 +1,104 @@
+// Linear's GraphQL API and Jira Cloud's REST API on loopback, as Flows' reporting meets them: each refuses a
+// credential that is not its own (Linear's API key as the Authorization header, Jira's Basic email:token)
+// and records what it is asked: comments with every body they had, reactions, and issue state moves.
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+export interface TrackerComment {
+  issue: string;
+  id: string;
+  /** Every body the comment had, the first one first. */
+  bodies: string[];
+}
+
+const bodyOf = async (req: IncomingMessage) => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return JSON.parse(Buffer.concat(chunks).toString('utf8') || '{}') as Record<string, any>;
+};
+const listen = async (server: Server) => {
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+};
+const closer = (server: Server) => () => new Promise<void>((resolve) => server.close(() => resolve()));
+
+export interface FakeLinear {
+  url: string;
+  key: string;
+  comments: TrackerComment[];
+  reactions: { issueId?: string; commentId?: string; emoji: string }[];
+  /** Each issue's state, by name, after a move. */
+  states: Map<string, string>;
+  close(): Promise<void>;
+}
+
+/** Linear: one team whose workflow states are Todo, In Progress, In Review and Done. */
+export async function startFakeLinear(key = 'lin_api_fakelinearkey0123456789'): Promise<FakeLinear> {
+  const comments: TrackerComment[] = [];
+  const reactions: FakeLinear['reactions'] = [];
+  const states = new Map<string, string>();
+  const workflow = ['Todo', 'In Progress', 'In Review', 'Done'].map((name, i) => ({ id: `state-${i}`, name }));
+  const server = createServer(async (req, res) => {
+    const { query = '', variables = {} } = await bodyOf(req);
+    const answer = (body: Record<string, unknown>) => res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(body));
+    if (req.headers.authorization !== key) return answer({ errors: [{ message: 'Authentication required, not authenticated' }] });
+    if (query.includes('viewer')) return answer({ data: { viewer: { name: 'Flows Bot', organization: { name: 'Acme' } } } });
+    if (query.includes('reactionCreate')) {
+      reactions.push(variables.input);
+      return answer({ data: { reactionCreate: { success: true } } });
+    }
+    if (query.includes('commentCreate')) {
+      const comment = { issue: variables.input.issueId, id: `comment-${comments.length + 1}`, bodies: [variables.input.body] };
+      comments.push(comment);
+      return answer({ data: { commentCreate: { success: true, comment: { id: comment.id } } } });
+    }
+    if (query.includes('commentUpdate')) {
+      const comment = comments.find((candidate) => candidate.id === variables.id);
+      if (!comment) return answer({ errors: [{ message: 'Entity not found' }] });
+      comment.bodies.push(variables.input.body);
+      return answer({ data: { commentUpdate: { success: true } } });
+    }
+    if (query.includes('issueUpdate')) {
+      states.set(variables.id, workflow.find((state) => state.id === variables.input.stateId)!.name);
+      return answer({ data: { issueUpdate: { success: true } } });
+    }
+    if (query.includes('issue(')) return answer({ data: { issue: { team: { states: { nodes: workflow } } } } });
+    return answer({ errors: [{ message: 'Unknown query' }] });
+  });
+  return { url: `${await listen(server)}/graphql`, key, comments, reactions, states, close: closer(server) };
+}
+
+export interface FakeJira {
+  /** The site (a Jira connection's `apiBaseUrl`). */
+  url: string;
+  login: string;
+  token: string;
+  comments: TrackerComment[];
+  close(): Promise<void>;
+}
+
+export async function startFakeJira(login = 'flows@acme.example', token = 'ATATT-fake-jira-token-0123'): Promise<FakeJira> {
+  const comments: TrackerComment[] = [];
+  const server = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    const answer = (status: number, data: Record<string, unknown>) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(data));
+    if (req.headers.authorization !== `Basic ${Buffer.from(`${login}:${token}`).toString('base64')}`) return answer(401, { errorMessages: ['Client must be authenticated to access this resource.'] });
+    const url = new URL(req.url ?? '/', 'http://jira');
+    if (req.method === 'GET' && url.pathname === '/rest/api/2/myself') return answer(200, { displayName: 'Flows Bot', emailAddress: login });
+    const made = /^\/rest\/api\/2\/issue\/([^/]+)\/comment$/.exec(url.pathname);
+    if (req.method === 'POST' && made) {
+      const comment = { issue: decodeURIComponent(made[1]), id: String(10_000 + comments.length), bodies: [body.body] };
+      comments.push(comment);
+      return answer(201, { id: comment.id });
+    }
+    const edited = /^\/rest\/api\/2\/issue\/([^/]+)\/comment\/([^/]+)$/.exec(url.pathname);
+    if (req.method === 'PUT' && edited) {
+      const comment = comments.find((candidate) => candidate.issue === decodeURIComponent(edited[1]) && candidate.id === edited[2]);
+      if (!comment) return answer(404, { errorMessages: ['Can not find a comment for the id.'] });
+      comment.bodies.push(body.body);
+      return answer(200, { id: comment.id });
+    }
+    return answer(404, { errorMessages: ['Not found.'] });
+  });
+  return { url: await listen(server), login, token, comments, close: closer(server) };
+}
