@@ -995,7 +995,8 @@ export interface paths {
          *     job): for `slack`, a Slack app's bot token (`xoxb-…`; the app needs the bot scopes `chat:write` and
          *     `reactions:write`); for `linear`, an API key (Settings → Security & access) of an account that may
          *     comment and edit issues; for `jira`, an API token (id.atlassian.com → Security) with the email of its
-         *     account as `login`, and the site as `apiBaseUrl`. The token is encrypted at rest and never returned. Run diagnostics to check that
+         *     account as `login`, and the site as `apiBaseUrl`; for `gitlab`, a project, group or personal access
+         *     token with the `api` scope (Reporter role or more). The token is encrypted at rest and never returned. Run diagnostics to check that
          *     the sender accepts it.
          */
         post: operations["createSenderConnection"];
@@ -1050,7 +1051,7 @@ export interface paths {
         put?: never;
         /**
          * Check a sender connection
-         * @description Checks that the sender accepts the connection's token (`authentication`: Slack's `auth.test`, Linear's `viewer`, Jira's `myself`), with
+         * @description Checks that the sender accepts the connection's token (`authentication`: Slack's `auth.test`, Linear's `viewer`, Jira's `myself`, GitLab's `user`), with
          *     its duration, and says whom the token speaks as. A failed check still answers 200, with `ok: false`.
          *     On success the connection's `lastVerifiedAt` is updated.
          */
@@ -4108,7 +4109,7 @@ export interface components {
          *     the run), ending with the result's summary, the pull request and the cost; and, where the delivery
          *     names a pull request, a check run on its head commit. Each part is on unless set to false. Edits are
          *     coalesced (at most one every few seconds). A failure to report is recorded in the run's trace
-         *     (`report` events) and never fails the run. For runs a Slack, Linear or Jira delivery started, the same there through `senderConnectionId` (a reply in the message's thread, a comment on the issue). Runs started otherwise report nothing.
+         *     (`report` events) and never fails the run. For runs a Slack, Linear, Jira or GitLab delivery started, the same there through `senderConnectionId` (a reply in the message's thread, a comment on the issue, a note on the merge request). Runs started otherwise report nothing.
          * @example {
          *       "reaction": true,
          *       "comment": true,
@@ -4118,7 +4119,7 @@ export interface components {
         JobReport: {
             /** @description The GitHub App connection that reports; default: the workspace's `githubAppId`. The app needs Issues and Pull requests (read and write) and, for check runs, Checks (read and write). */
             githubAppId?: string;
-            /** @description The sender connection that reports runs a delivery of its kind started: for a Slack connection, runs of a `slack` source's `app_mention`, `message` or slash command, answered in the message's thread (👀 on the message, one reply edited as the run advances, ending with the result; the bot must be in the channel); for a Linear connection, runs of a `linear` source's issue or comment deliveries, answered by one comment on the issue (👀 on the comment that asked), edited as the run advances; for a Jira connection, runs of a `jira` source's issue or comment deliveries, answered by one comment on the issue. */
+            /** @description The sender connection that reports runs a delivery of its kind started: for a Slack connection, runs of a `slack` source's `app_mention`, `message` or slash command, answered in the message's thread (👀 on the message, one reply edited as the run advances, ending with the result; the bot must be in the channel); for a Linear connection, runs of a `linear` source's issue or comment deliveries, answered by one comment on the issue (👀 on the comment that asked), edited as the run advances; for a Jira connection, runs of a `jira` source's issue or comment deliveries, answered by one comment on the issue; for a GitLab connection, runs of a `gitlab` source's merge request, issue or note deliveries, answered by one note on the merge request or issue (👀 on the note that asked), and on a merge request a commit status on its head commit (`checkRun: false` turns it off). */
             senderConnectionId?: string;
             /** @description For runs a Linear delivery started: the workflow state (by name, as the issue's team calls it, e.g. `In Review`) the issue moves to when the run succeeds. */
             successState?: string;
@@ -4276,11 +4277,11 @@ export interface components {
             lastVerifiedAt: string | null;
         };
         /**
-         * @description Which sender the connection answers: `slack` (a Slack app's bot token), `linear` (a Linear API key), `jira` (a Jira Cloud API token with the `login` it belongs to).
+         * @description Which sender the connection answers: `slack` (a Slack app's bot token), `linear` (a Linear API key), `jira` (a Jira Cloud API token with the `login` it belongs to), `gitlab` (a GitLab project, group or personal access token).
          * @example slack
          * @enum {string}
          */
-        SenderConnectionKind: "slack" | "linear" | "jira";
+        SenderConnectionKind: "slack" | "linear" | "jira" | "gitlab";
         /**
          * @description The credential Flows answers a webhook sender with (metadata only; the token is never returned).
          * @example {
@@ -4304,7 +4305,7 @@ export interface components {
             kind: components["schemas"]["SenderConnectionKind"];
             /**
              * Format: uri
-             * @description The sender's API: `https://slack.com/api` for Slack, `https://api.linear.app/graphql` for Linear, the site (`https://acme.atlassian.net`) for Jira.
+             * @description The sender's API: `https://slack.com/api` for Slack, `https://api.linear.app/graphql` for Linear, the site (`https://acme.atlassian.net`) for Jira, `https://gitlab.com/api/v4` (or a self-managed instance's `/api/v4`) for GitLab.
              */
             apiBaseUrl: string;
             /** @description For Jira, the email address of the account the token belongs to; null for the others. */
@@ -4340,13 +4341,13 @@ export interface components {
             name: string;
             /** @description Which sender it answers. */
             kind: components["schemas"]["SenderConnectionKind"];
-            /** @description The token: for Slack the bot token (`xoxb-…`), for Linear an API key (`lin_api_…`), for Jira an API token. Encrypted at rest, never returned. */
+            /** @description The token: for Slack the bot token (`xoxb-…`), for Linear an API key (`lin_api_…`), for Jira an API token, for GitLab an access token (`glpat-…`, scope `api`). Encrypted at rest, never returned. */
             token: string;
             /** @description For Jira, the email address of the Atlassian account the API token belongs to (required); not taken for the others. */
             login?: string;
             /**
              * Format: uri
-             * @description The sender's API; default `https://slack.com/api` for Slack and `https://api.linear.app/graphql` for Linear. For Jira, the site (`https://acme.atlassian.net`), required.
+             * @description The sender's API; default `https://slack.com/api` for Slack, `https://api.linear.app/graphql` for Linear and `https://gitlab.com/api/v4` for GitLab (a self-managed instance: its own `/api/v4`). For Jira, the site (`https://acme.atlassian.net`), required.
              */
             apiBaseUrl?: string;
         };

@@ -266,7 +266,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     const record = (data: Record<string, unknown>) => trace.push({ type: 'report', data });
     // A GitHub delivery's run reports on GitHub; another's through the job's sender connection, when it names one.
     const format = (run.context.source as { format?: string } | undefined)?.format;
-    if (format !== 'github' && report.senderConnectionId) return reporting.senders.open(db, { ...report, senderConnectionId: report.senderConnectionId }, run.context, run, record);
+    if (format !== 'github' && report.senderConnectionId) return reporting.senders.open(db, { ...report, senderConnectionId: report.senderConnectionId }, run.context, { ...run, jobName: job.name }, record);
     const githubAppId = report.githubAppId ?? (job.workspace as { githubAppId?: string } | null)?.githubAppId;
     if (!githubAppId) return null;
     return reporting.github.open(db, { ...report, githubAppId }, run.context, { id: run.id, name: run.name, jobName: job.name, attempt: run.attempt }, record);

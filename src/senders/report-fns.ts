@@ -84,3 +84,43 @@ export function jiraProgress(progress: Progress): string {
   if (parts.facts.length) lines.push('', ...parts.facts.map((fact) => `* ${fact}`));
   return lines.join('\n').trim();
 }
+
+export interface GitlabTarget {
+  projectId: number;
+  kind: 'merge_requests' | 'issues';
+  iid: number;
+  /** The note that asked, when a note delivery started the run. */
+  noteId: number | null;
+  /** A merge request's head commit, when the delivery names it (its commit status follows the run). */
+  sha: string | null;
+}
+
+const integerAt = (value: unknown): number | null => (typeof value === 'number' && Number.isInteger(value) ? value : null);
+
+/** Where a run's GitLab delivery asked: a merge request or issue (a note's), with the note; null for a run something else started. */
+export function gitlabTargetOf(context: Json): GitlabTarget | null {
+  if (objectAt(context.source)?.format !== 'gitlab') return null;
+  const payload = objectAt(context.payload) ?? {};
+  const projectId = integerAt(objectAt(payload.project)?.id);
+  const attributes = objectAt(payload.object_attributes) ?? {};
+  if (projectId === null) return null;
+  const on = (kind: GitlabTarget['kind'], of: Json | null, noteId: number | null): GitlabTarget | null => {
+    const iid = integerAt(of?.iid);
+    return iid === null ? null : { projectId, kind, iid, noteId, sha: kind === 'merge_requests' ? textAt(objectAt(of?.last_commit)?.id) : null };
+  };
+  switch (payload.object_kind) {
+    case 'note': {
+      const noteId = integerAt(attributes.id);
+      if (attributes.noteable_type === 'MergeRequest') return on('merge_requests', objectAt(payload.merge_request), noteId);
+      if (attributes.noteable_type === 'Issue') return on('issues', objectAt(payload.issue), noteId);
+      return null;
+    }
+    case 'merge_request':
+      return on('merge_requests', attributes, null);
+    case 'issue':
+    case 'work_item':
+      return on('issues', attributes, null);
+    default:
+      return null;
+  }
+}

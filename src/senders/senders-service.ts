@@ -8,6 +8,7 @@ import { checkApiUrl, type Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createSendersRepo, type SenderConnectionRow } from './senders-repo';
+import { createGitlabApi, GITLAB_API, GitlabFailure, type GitlabApi } from './gitlab-api';
 import { createJiraApi, JiraFailure, type JiraApi } from './jira-api';
 import { createLinearApi, LINEAR_API, LinearFailure, type LinearApi } from './linear-api';
 import { createSlackApi, SLACK_API, SlackFailure, type SlackApi } from './slack-api';
@@ -17,14 +18,14 @@ type ConnectionCreate = components['schemas']['SenderConnectionCreate'];
 type ConnectionUpdate = components['schemas']['SenderConnectionUpdate'];
 type Diagnostics = components['schemas']['SenderConnectionDiagnostics'];
 
-const SENDER_NAMES: Record<ConnectionView['kind'], string> = { slack: 'Slack', linear: 'Linear', jira: 'Jira' };
+const SENDER_NAMES: Record<ConnectionView['kind'], string> = { slack: 'Slack', linear: 'Linear', jira: 'Jira', gitlab: 'GitLab' };
 const connectionNotFound = () => new NotFound('No such sender connection.');
 
 /** A connection's API, opened with its token (which the run's trace must never show). */
-export type Connected = { token: string } & ({ kind: 'slack'; api: SlackApi } | { kind: 'linear'; api: LinearApi } | { kind: 'jira'; api: JiraApi });
+export type Connected = { token: string } & ({ kind: 'slack'; api: SlackApi } | { kind: 'linear'; api: LinearApi } | { kind: 'jira'; api: JiraApi } | { kind: 'gitlab'; api: GitlabApi });
 
 /** Where each kind's API is when the connection does not say (Jira's is the tenant's own site). */
-const DEFAULT_API: Record<ConnectionView['kind'], string | null> = { slack: SLACK_API, linear: LINEAR_API, jira: null };
+const DEFAULT_API: Record<ConnectionView['kind'], string | null> = { slack: SLACK_API, linear: LINEAR_API, jira: null, gitlab: GITLAB_API };
 
 /** Whom the token speaks as, in words; the sender's refusal is thrown. */
 async function identityOf(connected: Connected): Promise<string> {
@@ -38,6 +39,7 @@ async function identityOf(connected: Connected): Promise<string> {
       return `${user} in the organization ${organization}`;
     }
     case 'jira':
+    case 'gitlab':
       return (await connected.api.whoAmI()).user;
   }
 }
@@ -67,6 +69,7 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
     const kind = row.kind as ConnectionView['kind'];
     if (kind === 'linear') return { kind, token, api: createLinearApi(outbound, row.apiBaseUrl, token) };
     if (kind === 'jira') return { kind, token, api: createJiraApi(outbound, row.apiBaseUrl, row.login ?? '', token) };
+    if (kind === 'gitlab') return { kind, token, api: createGitlabApi(outbound, row.apiBaseUrl, token) };
     return { kind, token, api: createSlackApi(outbound, row.apiBaseUrl, token) };
   }
 
@@ -119,7 +122,7 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
         detail = `${SENDER_NAMES[row.kind as ConnectionView['kind']]} accepted the token of ${identity}.`;
         await createSendersRepo(db).verified(row.id, identity);
       } catch (err) {
-        detail = err instanceof SlackFailure || err instanceof LinearFailure || err instanceof JiraFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
+        detail = err instanceof SlackFailure || err instanceof LinearFailure || err instanceof JiraFailure || err instanceof GitlabFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
       }
       const step = { step: 'authentication' as const, ok: identity !== null, durationMs: Date.now() - began, detail };
       return { senderConnectionId: row.id, ok: step.ok, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), steps: [step], identity };

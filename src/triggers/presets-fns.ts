@@ -80,4 +80,29 @@ export const PRESETS: Preset[] = [
       ],
     },
   },
+  {
+    id: 'gitlab-mention',
+    name: 'A merge request note mentions @flows',
+    description:
+      'A webhook trigger on `note.MergeRequest` (a GitLab source, the webhook sending comment events) that starts a run when the note contains `@flows` (replace it with the name people will write) and is not a system note. ' +
+      "The prompt gives the agent the note and the merge request; a later note on the same merge request continues the same agent session. `report` puts 👀 on the note, keeps one note on the merge request up to date and a commit status on its head commit. Fill in the trigger's `sourceId` (a GitLab webhook source) and `report.senderConnectionId` (a GitLab connection).",
+    job: {
+      name: 'Answer @flows on merge requests',
+      promptTemplate:
+        '{{ payload.user.username }} asked, on {{ payload.project.path_with_namespace }}!{{ payload.merge_request.iid }} ("{{ payload.merge_request.title }}", branch `{{ payload.merge_request.source_branch }}`):\n\n{{ payload.object_attributes.note }}',
+      runNameTemplate: '!{{ payload.merge_request.iid }}: {{ payload.object_attributes.note | truncate: 60 }}',
+      triggers: [
+        {
+          type: 'webhook',
+          events: ['note.MergeRequest'],
+          conditions: {
+            all: [{ path: 'payload.object_attributes.note', op: 'contains', value: '@flows' }],
+            none: [{ path: 'payload.object_attributes.system', op: 'eq', value: true }],
+          },
+        },
+      ],
+      agent: { kind: 'claude-code', continue: { key: 'payload.project.path_with_namespace + "!" + string(payload.merge_request.iid)' } },
+      report: { reaction: true, comment: true, checkRun: true },
+    },
+  },
 ];

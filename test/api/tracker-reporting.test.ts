@@ -1,15 +1,17 @@
-// Answering on Linear and Jira where the work was asked: sender connections holding a Linear API key and a
-// Jira API token (sealed, never answered, with diagnostics), and jobs whose `report` names them. A signed
+// Answering on Linear, Jira and GitLab where the work was asked: sender connections holding a Linear API key,
+// a Jira API token and a GitLab access token (sealed, never answered, with diagnostics), and jobs whose
+// `report` names them. A GitLab note on a merge request starts a run answered by one note there, with 👀 on
+// the note that asked and a commit status on the merge request's head commit. A signed
 // Linear comment starts a run: 👀 on the comment, one comment on the issue edited as the run advances and
 // ending with its result, and the issue moved to the job's `successState`. A signed Jira issue delivery
-// starts a run answered by one comment on the issue. Linear and Jira are fakes on loopback.
+// starts a run answered by one comment on the issue. Linear, Jira and GitLab are fakes on loopback.
 import { createHmac, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import request from 'supertest';
 import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
-import { startFakeJira, startFakeLinear, type FakeJira, type FakeLinear } from '../support/fake-trackers';
+import { startFakeGitlab, startFakeJira, startFakeLinear, type FakeGitlab, type FakeJira, type FakeLinear } from '../support/fake-trackers';
 import { call } from '../support/http';
 import { accessToken, createOwner } from '../support/identity';
 import { jobSettled } from '../support/kit';
@@ -21,16 +23,17 @@ echo "working on it"; sleep 0.3; echo '{"summary":"Exports over 10 MB stream now
 let app: TestApp;
 let linear: FakeLinear;
 let jira: FakeJira;
+let gitlab: FakeGitlab;
 let bearer: Record<string, string>;
 
 beforeAll(async () => {
-  [linear, jira] = await Promise.all([startFakeLinear(), startFakeJira()]);
+  [linear, jira, gitlab] = await Promise.all([startFakeLinear(), startFakeJira(), startFakeGitlab()]);
   app = await startTestApp({ localAgent: { command: agentCommand(AGENT), timeoutSeconds: 30 }, rateLimits: { api: 0, apiAddress: 0 } }, { reportEditEveryMs: 100 });
   bearer = { authorization: `Bearer ${await accessToken(app, await createOwner(app.database.db), { scopes: ['flows:read', 'flows:write', 'runs:read', 'runs:write'] })}` };
 });
 afterAll(async () => {
   await app.close();
-  await Promise.all([linear.close(), jira.close()]);
+  await Promise.all([linear.close(), jira.close(), gitlab.close()]);
 });
 
 const hex = (content: string, secret: string) => createHmac('sha256', secret).update(content).digest('hex');
@@ -120,5 +123,46 @@ describe('Jira', () => {
     expect(last).toContain('Exports over 10 MB stream now \\[see \\*notes\\*\\].');
     expect(await reportsOf(run.id)).toEqual([{ action: 'comment', ok: true }]);
     expect(JSON.stringify(await traceOf(run.id))).not.toContain(jira.token);
+  });
+});
+
+describe('GitLab', () => {
+  it('a note on a merge request: 👀 on the note, one note kept up to date, and a commit status that follows the run', async () => {
+    const connection = await post('/api/v1/sender-connections', { name: 'Acme GitLab', kind: 'gitlab', token: gitlab.token, apiBaseUrl: gitlab.url });
+    expect(connection.body).toMatchObject({ kind: 'gitlab', apiBaseUrl: gitlab.url });
+    expect((await post(`/api/v1/sender-connections/${connection.body.id}/diagnostics`, {})).body).toMatchObject({ ok: true, identity: 'flows-bot' });
+    const source = (await post('/api/v1/webhook-sources', { name: 'GitLab', format: 'gitlab' })).body;
+    const job = await post('/api/v1/jobs', {
+      name: 'Answer GitLab notes',
+      executionTargetId: 'local',
+      promptTemplate: '{{ payload.object_attributes.note }}',
+      report: { senderConnectionId: connection.body.id },
+      triggers: [{ type: 'webhook', sourceId: source.id, events: ['note.MergeRequest'] }],
+    });
+    expect(job.status).toBe(201);
+    const body = readFileSync(path.join(__dirname, '../fixtures/webhooks/gitlab/note.MergeRequest.json'), 'utf8');
+    const note = JSON.parse(body);
+    const delivered = await request(app.app).post(`/hooks/${source.id}`).set({ 'content-type': 'application/json', 'x-gitlab-event': 'Note Hook', 'x-gitlab-token': source.signingSecret, 'idempotency-key': randomUUID() }).send(body);
+    expect(delivered.status).toBe(202);
+    const [run] = await jobSettled(app, bearer, job.body.id, 1);
+    expect(run.state).toBe('succeeded');
+    const on = `${note.project.id}/merge_requests/${note.merge_request.iid}`;
+    expect(gitlab.awards).toEqual([{ on: `${on}/notes/${note.object_attributes.id}`, name: 'eyes' }]);
+    expect(gitlab.notes.map((made) => made.issue)).toEqual([on]);
+    expect(gitlab.notes[0].bodies[0]).toContain('⏳ Working');
+    expect(gitlab.notes[0].bodies.at(-1)).toContain('✅ Succeeded');
+    const sha = note.merge_request.last_commit.id;
+    expect(gitlab.statuses.map(({ sha: at, state, name }) => [at, state, name])).toEqual([
+      [sha, 'running', 'Flows: Answer GitLab notes'],
+      [sha, 'success', 'Flows: Answer GitLab notes'],
+    ]);
+    expect(gitlab.statuses[0].targetUrl).toContain(`/console/runs/${run.id}`);
+    expect(await reportsOf(run.id)).toEqual([
+      { action: 'reaction', ok: true },
+      { action: 'comment', ok: true },
+      { action: 'commit_status', ok: true, state: 'running' },
+      { action: 'commit_status', ok: true, state: 'success' },
+    ]);
+    expect(JSON.stringify(await traceOf(run.id))).not.toContain(gitlab.token);
   });
 });

@@ -210,4 +210,24 @@ describe('presets', () => {
     const row = await evaluated(res.body.activityId);
     expect(row.decisions.find((decision: { jobId: string }) => decision.jobId === saved.body.id)).toMatchObject({ decision: 'match' });
   });
+
+  it('"a merge request note mentions @flows" matches a person\'s note with the mention, and not a system note', async () => {
+    const source = await created({ name: 'GitLab for the preset', format: 'gitlab' });
+    const connection = await call(app, 'POST', '/api/v1/sender-connections', { headers: bearer, body: { name: 'GitLab bot', kind: 'gitlab', token: 'glpat-preset-token' } });
+    const job = await preset('gitlab-mention');
+    job.name = `${job.name} ${randomUUID()}`;
+    job.triggers[0].sourceId = source.id;
+    job.report.senderConnectionId = connection.body.id;
+    const saved = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: job });
+    expect([saved.status, saved.body.error?.message]).toEqual([201, undefined]);
+    const asking = fixture('gitlab/note.MergeRequest.json');
+    expect(JSON.parse(asking).object_attributes.note).toContain('@flows');
+    const system = asking.replace('"system": false', '"system": true');
+    const decisions = [];
+    for (const body of [asking, system]) {
+      const res = await deliver(source.id, body, { 'content-type': 'application/json', 'x-gitlab-token': source.signingSecret!, 'idempotency-key': randomUUID() });
+      decisions.push((await evaluated(res.body.activityId)).decisions.find((decision: { jobId: string }) => decision.jobId === saved.body.id)?.decision ?? 'no-match');
+    }
+    expect(decisions).toEqual(['match', 'no-match']);
+  });
 });

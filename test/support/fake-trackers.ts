@@ -102,3 +102,53 @@ export async function startFakeJira(login = 'flows@acme.example', token = 'ATATT
   });
   return { url: await listen(server), login, token, comments, close: closer(server) };
 }
+
+export interface FakeGitlab {
+  /** The API base URL (`…/api/v4`). */
+  url: string;
+  token: string;
+  /** Notes, `issue` naming what they are on (`7/merge_requests/17`). */
+  notes: TrackerComment[];
+  awards: { on: string; name: string }[];
+  statuses: { projectId: string; sha: string; state: string; name: string; targetUrl: string }[];
+  close(): Promise<void>;
+}
+
+/** GitLab's REST API (v4): the token in `PRIVATE-TOKEN`, notes and award emoji on merge requests and issues, commit statuses. */
+export async function startFakeGitlab(token = 'glpat-fakegitlabtoken01234'): Promise<FakeGitlab> {
+  const notes: TrackerComment[] = [];
+  const awards: FakeGitlab['awards'] = [];
+  const statuses: FakeGitlab['statuses'] = [];
+  const server = createServer(async (req, res) => {
+    const body = await bodyOf(req);
+    const answer = (status: number, data: Record<string, unknown>) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(data));
+    if (req.headers['private-token'] !== token) return answer(401, { message: '401 Unauthorized' });
+    const pathname = new URL(req.url ?? '/', 'http://gitlab').pathname.replace(/^\/api\/v4/, '');
+    if (req.method === 'GET' && pathname === '/user') return answer(200, { id: 1, username: 'flows-bot', name: 'Flows' });
+    const award = /^\/projects\/(\d+\/(?:merge_requests|issues)\/\d+(?:\/notes\/\d+)?)\/award_emoji$/.exec(pathname);
+    if (req.method === 'POST' && award) {
+      awards.push({ on: award[1], name: body.name });
+      return answer(201, { id: awards.length, name: body.name });
+    }
+    const noted = /^\/projects\/(\d+\/(?:merge_requests|issues)\/\d+)\/notes$/.exec(pathname);
+    if (req.method === 'POST' && noted) {
+      const note = { issue: noted[1], id: String(9000 + notes.length), bodies: [body.body] };
+      notes.push(note);
+      return answer(201, { id: Number(note.id), body: body.body });
+    }
+    const edited = /^\/projects\/(\d+\/(?:merge_requests|issues)\/\d+)\/notes\/(\d+)$/.exec(pathname);
+    if (req.method === 'PUT' && edited) {
+      const note = notes.find((candidate) => candidate.issue === edited[1] && candidate.id === edited[2]);
+      if (!note) return answer(404, { message: '404 Not found' });
+      note.bodies.push(body.body);
+      return answer(200, { id: Number(note.id), body: body.body });
+    }
+    const status = /^\/projects\/(\d+)\/statuses\/([0-9a-f]{40})$/.exec(pathname);
+    if (req.method === 'POST' && status) {
+      statuses.push({ projectId: status[1], sha: status[2], state: body.state, name: body.name, targetUrl: body.target_url });
+      return answer(201, { id: statuses.length, status: body.state });
+    }
+    return answer(404, { message: '404 Not found' });
+  });
+  return { url: `${await listen(server)}/api/v4`, token, notes, awards, statuses, close: closer(server) };
+}

@@ -1,0 +1,56 @@
+// The GitLab REST API (v4) calls reporting needs, as an access token speaks them (a project, group or
+// personal access token, in `PRIVATE-TOKEN`): who the token is, an award emoji, a note on a merge request or
+// issue and that note edited, and a commit status. Self-managed instances answer the same way under their
+// own URL. Every call goes through the outbound guard.
+import type { Outbound } from '../lib/outbound';
+import { clip } from '../lib/text';
+
+const CALL_TIMEOUT_MS = 30_000;
+export const GITLAB_API = 'https://gitlab.com/api/v4';
+
+/** A call GitLab refused or that did not reach it; the message says which and why, never the token. */
+export class GitlabFailure extends Error {}
+
+/** What a note is on: a merge request or an issue of a project, by its number in the project. */
+export interface Noteable {
+  projectId: number;
+  kind: 'merge_requests' | 'issues';
+  iid: number;
+}
+
+export type CommitState = 'running' | 'success' | 'failed' | 'canceled';
+
+export function createGitlabApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: string, token: string) {
+  async function call<T>(what: string, method: string, pathname: string, body?: unknown): Promise<T> {
+    let res: Awaited<ReturnType<Outbound['fetch']>>;
+    try {
+      res = await outbound.fetch(`${apiBaseUrl.replace(/\/+$/, '')}${pathname}`, {
+        method,
+        headers: { 'private-token': token, accept: 'application/json', ...(body !== undefined && { 'content-type': 'application/json' }) },
+        ...(body !== undefined && { body: JSON.stringify(body) }),
+        signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
+      });
+    } catch (err) {
+      throw new GitlabFailure(`${what}: GitLab could not be reached (${clip((err as Error).message)})`);
+    }
+    const answer = (await res.json().catch(() => ({}))) as { message?: unknown; error?: unknown } & T;
+    if (!res.ok) {
+      const said = answer.message ?? answer.error;
+      throw new GitlabFailure(`${what}: GitLab answered ${res.status}${said ? ` (${clip(typeof said === 'string' ? said : JSON.stringify(said))})` : ''}`);
+    }
+    return answer;
+  }
+  const on = ({ projectId, kind, iid }: Noteable) => `/projects/${projectId}/${kind}/${iid}`;
+
+  return {
+    whoAmI: () => call<{ username?: string; name?: string }>('GitLab did not accept the token', 'GET', '/user').then((me) => ({ user: me.username ?? me.name ?? '?' })),
+    /** 👀 on the note that asked, or on the merge request or issue itself. */
+    react: (noteable: Noteable, noteId: number | null) => call('Reacting failed', 'POST', `${on(noteable)}${noteId === null ? '' : `/notes/${noteId}`}/award_emoji`, { name: 'eyes' }),
+    note: (noteable: Noteable, body: string) => call<{ id: number }>('Commenting failed', 'POST', `${on(noteable)}/notes`, { body }).then((made) => String(made.id)),
+    editNote: (noteable: Noteable, id: string, body: string) => call('Editing the note failed', 'PUT', `${on(noteable)}/notes/${encodeURIComponent(id)}`, { body }),
+    status: (projectId: number, sha: string, state: CommitState, name: string, targetUrl: string, description: string) =>
+      call('Setting the commit status failed', 'POST', `/projects/${projectId}/statuses/${encodeURIComponent(sha)}`, { state, name, target_url: targetUrl, description: clip(description) }),
+  };
+}
+
+export type GitlabApi = ReturnType<typeof createGitlabApi>;
