@@ -85,7 +85,7 @@ export function webhooksPages(deps: WebhooksPagesDeps): Router {
       html`${source.format}`,
       html`<code>${source.intakeUrl}</code>`,
       html`<a href="/console/activity?sourceId=${encodeURIComponent(source.id)}">Deliveries</a>`,
-      html`${source.githubAppId ? null : html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate">${SENDER_MADE.has(source.format) ? html`<input type="password" name="signingSecret" required minlength="8" autocomplete="off" aria-label="The sender's new secret for ${source.name}"> ` : null}<button type="submit" class="secondary" aria-label="${SENDER_MADE.has(source.format) ? 'Replace' : 'Rotate'} the secret of ${source.name}">${SENDER_MADE.has(source.format) ? 'Replace secret' : 'Rotate secret'}</button></form>`}
+      html`${source.githubAppId ? null : html`<form method="post" action="/console/sources/${encodeURIComponent(source.id)}/rotate">${SENDER_MADE.has(source.format) ? html`<input type="password" name="signingSecret" required minlength="8" autocomplete="off" placeholder="The sender's new secret" aria-label="The sender's new secret for ${source.name}"> ` : null}<button type="submit" class="secondary" aria-label="${SENDER_MADE.has(source.format) ? 'Replace' : 'Rotate'} the secret of ${source.name}">${SENDER_MADE.has(source.format) ? 'Replace secret' : 'Rotate secret'}</button></form>`}
 <form method="post" action="/console/sources/${encodeURIComponent(source.id)}/delete"><button type="submit" class="secondary" aria-label="Delete ${source.name}">Delete</button></form>`,
     ]);
     const { refused } = shown;
