@@ -127,8 +127,9 @@ export function createDomains({
   // A repository is as large as the local sandbox lets a workspace be (FLOWS_LOCAL_AGENT_WORKSPACE_MB).
   const workspaceMb = (config.localAgent?.limits ?? DEFAULT_LIMITS).workspaceMb;
   const mirrors = config.repositoryCache ? createMirrors({ dir: config.repositoryCache.dir, maxBytes: config.repositoryCache.maxMb * 1024 * 1024 }) : NO_MIRRORS;
-  const workspaces = createWorkspaces({ apps: githubApps, secrets, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors });
+
   const senders = createSendersService({ box, outbound });
+  const workspaces = createWorkspaces({ apps: githubApps, secrets, outbound, baseUrl: config.baseUrl, maxBytes: workspaceMb * 1024 * 1024, mirrors, gitlab: senders.gitlabRepositories });
   const reporting = {
     github: createReporting({ apps: githubApps, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),
     senders: createSenderReporting({ senders, baseUrl: config.baseUrl, editEveryMs: reportEditEveryMs }),

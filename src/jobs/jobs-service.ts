@@ -58,13 +58,14 @@ type JobReport = components['schemas']['JobReport'];
 
 /** The connections a job names exist in its tenant, and reporting has one to report as. */
 async function checkRepository({ githubApps, senders, secrets }: Pick<JobsDeps, 'githubApps' | 'senders' | 'secrets'>, db: TenantDb, workspace: JobWorkspace | null | undefined, report: JobReport | null | undefined) {
-  if (workspace?.githubAppId && workspace.tokenSecret) throw new ValidationFailed('`workspace` takes `githubAppId` or `tokenSecret`, not both.');
+  if ([workspace?.githubAppId, workspace?.tokenSecret, workspace?.senderConnectionId].filter(Boolean).length > 1) throw new ValidationFailed('`workspace` takes one credential: `githubAppId`, `tokenSecret` or `senderConnectionId`.');
   if (workspace?.tokenSecret && (await secrets.missing(db, [workspace.tokenSecret])).length) {
     throw new ValidationFailed(`\`workspace.tokenSecret\` refers to the secret ${clip(workspace.tokenSecret)}, which this tenant does not have; create it with POST /api/v1/secrets.`);
   }
   await githubApps.checkExists(db, workspace?.githubAppId, 'workspace.githubAppId');
   await githubApps.checkExists(db, report?.githubAppId, 'report.githubAppId');
   await senders.checkExists(db, report?.senderConnectionId, 'report.senderConnectionId');
+  await senders.checkExists(db, workspace?.senderConnectionId, 'workspace.senderConnectionId', 'gitlab');
   if (report && !report.githubAppId && !workspace?.githubAppId && !report.senderConnectionId) {
     throw new ValidationFailed('`report` needs somewhere to report as: set `report.githubAppId` (or `workspace.githubAppId`) for GitHub, or `report.senderConnectionId` for Slack, Linear or Jira.');
   }

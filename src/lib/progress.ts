@@ -25,7 +25,7 @@ export function stepOf(type: string, data: Json): { milestone: string } | { curr
     if (data.step === 'cloned') return { milestone: `Cloned ${text(data.repository)} at \`${text(data.ref)}\`${data.continued ? ' (continuing its branch)' : ''}` };
     if (data.step === 'committed') return { milestone: `Committed ${data.files} file${data.files === 1 ? '' : 's'} (+${data.insertions} −${data.deletions})` };
     if (data.step === 'pushed') return { milestone: `Pushed \`${text(data.branch)}\`` };
-    if (data.step === 'pull_request') return { milestone: `${data.action === 'updated' ? 'Updated' : 'Opened'} pull request #${data.number}` };
+    if (data.step === 'pull_request') return { milestone: `${data.action === 'updated' ? 'Updated' : 'Opened'} ${data.kind === 'merge_request' ? `merge request !${data.number}` : `pull request #${data.number}`}` };
     if (data.step === 'unchanged') return { milestone: 'No file changed: nothing to push' };
     if (data.step === 'failed') return { milestone: `⚠️ ${text(data.message)}` };
   }

@@ -15,8 +15,10 @@ import type { CloneSource } from './mirrors';
 export interface Remote {
   /** The repository's HTTP(S) URL, without credentials. */
   url: string;
-  /** The token GitHub takes as the password of `x-access-token`; null: anonymous. */
+  /** The token, sent as the password of `username`; null: anonymous. */
   token: string | null;
+  /** Whom the token is the password of: `x-access-token` (GitHub, the default), `oauth2` (GitLab). */
+  username?: string;
 }
 
 /** A git command that failed; the message is git's own (the credential is never in it). */
@@ -35,7 +37,7 @@ function gitEnv(remote: Remote | null): NodeJS.ProcessEnv {
   };
   if (remote?.token) {
     const origin = new URL(remote.url).origin;
-    const basic = Buffer.from(`x-access-token:${remote.token}`).toString('base64');
+    const basic = Buffer.from(`${remote.username ?? 'x-access-token'}:${remote.token}`).toString('base64');
     Object.assign(env, { GIT_CONFIG_COUNT: '1', GIT_CONFIG_KEY_0: `http.${origin}/.extraHeader`, GIT_CONFIG_VALUE_0: `Authorization: Basic ${basic}` });
   }
   return env;

@@ -28,6 +28,13 @@ export function parseRepository(value: string): { owner: string; name: string; s
   return { owner: match[1], name: match[2], site };
 }
 
+/** A GitLab project's path (`group/subgroup/project`), or null when it is not one. */
+export function parseProjectPath(value: string): string | null {
+  const path = value.trim().replace(/\.git$/, '').replace(/^\/+|\/+$/g, '');
+  const parts = path.split('/');
+  return parts.length >= 2 && parts.length <= 20 && parts.every((part) => /^[A-Za-z0-9_][A-Za-z0-9_.-]{0,254}$/.test(part) && !part.endsWith('.')) ? path : null;
+}
+
 /** The REST API of a GitHub site: api.github.com for github.com, `/api/v3` of a GitHub Enterprise Server. */
 export const apiOf = (site: string) => (new URL(site).hostname === 'github.com' ? 'https://api.github.com' : `${site.replace(/\/+$/, '')}/api/v3`);
 

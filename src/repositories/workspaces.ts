@@ -17,7 +17,7 @@ import { GITHUB_API, webBaseOf, type GithubAppsService } from './github-apps-ser
 import { cloneInto, commitAll, fetchBranch, fetchCommit, giveAgentCopy, GitFailure, patchOf, pushBranch, remoteHeads, validBranch, type Remote } from './git';
 import { NO_MIRRORS, type Mirrors } from './mirrors';
 import type { SecretsService } from '../secrets/secrets-service';
-import { apiOf, commitMessageOf, defaultBranchOf, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
+import { apiOf, commitMessageOf, defaultBranchOf, parseProjectPath, parseRepository, permissionsFor, pullRequestBody, summaryOf, type Changes, type JobWorkspace, type RunArtifacts } from './workspace-fns';
 
 /** A workspace as one run asks for it: the job's settings with their templates rendered. */
 export type WorkspaceRequest = Omit<JobWorkspace, 'ref' | 'branch' | 'commitMessage' | 'pullRequestTitle'> & {
@@ -71,6 +71,25 @@ export interface WorkspacesOptions {
   author?: { name: string; email: string };
   /** The cache of repositories runs clone from (none: every run fetches from the remote). */
   mirrors?: Mirrors;
+  /** Repositories on GitLab, through a GitLab sender connection (`workspace.senderConnectionId`). */
+  gitlab?: GitlabRepositories;
+}
+
+/** A GitLab as a sender connection reaches it: its site, its API and the connection's token. */
+export interface GitlabAccess {
+  webBaseUrl: string;
+  apiBaseUrl: string;
+  token: string;
+}
+
+/** What workspaces need of GitLab, handed in by the wiring (the connections live with the senders). */
+export interface GitlabRepositories {
+  /** The GitLab the connection `id` reaches; or why not (gone, not a GitLab connection). */
+  access(db: TenantDb, id: string): Promise<GitlabAccess | { problem: string }>;
+  /** Opens the merge request of `branch` into `base`, or updates the open one: its URL and number. */
+  mergeRequest(access: GitlabAccess, project: string, request: { branch: string; base: string | null; title: string; body: string }): Promise<{ url: string; number: number; action: 'opened' | 'updated' }>;
+  /** Whether a failure is GitLab's answer (its message says why) rather than an internal error. */
+  isFailure(err: unknown): boolean;
 }
 
 const MAX_PATCH_BYTES = 5 * 1024 * 1024;
@@ -80,6 +99,8 @@ const failure = (err: unknown) => (err instanceof GitFailure || err instanceof G
 
 /** A repository as a run reaches it: the remote and its credential, the branch and where the run starts. */
 interface Reached {
+  /** Where the repository is: GitHub (an app or a token) or a GitLab connection's instance. */
+  gitlab: GitlabAccess | null;
   owner: string;
   name: string;
   fullName: string;
@@ -101,15 +122,16 @@ interface Reached {
   revoke(): Promise<void>;
 }
 
-export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS }: WorkspacesOptions) {
+export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, cloneTimeoutMs = 300_000, author = DEFAULT_AUTHOR, mirrors = NO_MIRRORS, gitlab }: WorkspacesOptions) {
   /** The repository, its credential and its branches; or why the run cannot work on it. */
   async function reach(db: TenantDb, request: WorkspaceRequest, run: { id: string; jobSlug: string }): Promise<Reached | { problem: string }> {
     const changes: Changes = request.changes ?? 'pull-request';
+    if (request.senderConnectionId) return reachGitlab(db, request, run, changes);
     const repository = parseRepository(request.repository);
     if (!repository) return { problem: `\`workspace.repository\` came out as "${clip(request.repository)}", which is not a repository (\`owner/name\`).` };
     const fullName = `${repository.owner}/${repository.name}`;
-    const branch = request.branch ?? defaultBranchOf(run.jobSlug, run.id);
-    if (!(await validBranch(branch))) return { problem: `\`workspace.branch\` came out as "${clip(branch)}", which is not a branch name git takes.` };
+    const branch = await branchOf(request, run);
+    if (typeof branch !== 'string') return branch;
 
     let token: string | null = null;
     let revoke = async () => {};
@@ -129,6 +151,32 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
       if (!token) return { problem: `The secret ${clip(request.tokenSecret)} that \`workspace.tokenSecret\` names does not exist (any more): create it (POST /api/v1/secrets) or change the job's workspace.` };
     }
     const remote: Remote = { url: `${webBaseUrl.replace(/\/+$/, '')}/${fullName}.git`, token };
+    return onRemote({ gitlab: null, owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, revoke }, request);
+  }
+
+  /** The branch the run's changes go to: the job's, or one of the run's own; or why git would not take it. */
+  async function branchOf(request: WorkspaceRequest, run: { id: string; jobSlug: string }): Promise<string | { problem: string }> {
+    const branch = request.branch ?? defaultBranchOf(run.jobSlug, run.id);
+    return (await validBranch(branch)) ? branch : { problem: `\`workspace.branch\` came out as "${clip(branch)}", which is not a branch name git takes.` };
+  }
+
+  /** A repository on GitLab, through the job's GitLab connection: the project's path, the connection's token. */
+  async function reachGitlab(db: TenantDb, request: WorkspaceRequest, run: { id: string; jobSlug: string }, changes: Changes): Promise<Reached | { problem: string }> {
+    if (!gitlab) return { problem: 'Repositories on GitLab are not available on this server.' };
+    const project = parseProjectPath(request.repository);
+    if (!project) return { problem: `\`workspace.repository\` came out as "${clip(request.repository)}", which is not a GitLab project's path (\`group/project\`).` };
+    const branch = await branchOf(request, run);
+    if (typeof branch !== 'string') return branch;
+    const access = await gitlab.access(db, request.senderConnectionId!);
+    if ('problem' in access) return access;
+    const remote: Remote = { url: `${access.webBaseUrl.replace(/\/+$/, '')}/${project}.git`, token: access.token, username: 'oauth2' };
+    const name = project.split('/').at(-1)!;
+    return onRemote({ gitlab: access, owner: project.slice(0, -name.length - 1), name, fullName: project, branch, changes, remote, token: access.token, apiBaseUrl: access.apiBaseUrl, revoke: async () => {} }, request);
+  }
+
+  /** The remote's branches: where the run starts, and whether it continues its branch; or why it cannot work there. */
+  async function onRemote(found: Pick<Reached, 'gitlab' | 'owner' | 'name' | 'fullName' | 'branch' | 'changes' | 'remote' | 'token' | 'apiBaseUrl' | 'revoke'>, request: WorkspaceRequest): Promise<Reached | { problem: string }> {
+    const { remote, fullName, branch, changes, revoke } = found;
     const refused = outbound.urlProblem(remote.url);
     const unreachable = async (problem: string) => {
       await revoke();
@@ -149,7 +197,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
     if (!ref) return unreachable(`${fullName} has no default branch (an empty repository?): set \`workspace.ref\`.`);
     // The pull request goes into the branch the run started from, unless that was a tag or a commit.
     const base = !continued && request.ref && !/^[0-9a-f]{40}$/.test(request.ref) ? request.ref : heads.defaultBranch;
-    return { owner: repository.owner, name: repository.name, fullName, branch, changes, remote, token, apiBaseUrl, branchCommit: heads.branchCommit, continued, ref, base, headsMs: Date.now() - asked, revoke };
+    return { ...found, branchCommit: heads.branchCommit, continued, ref, base, headsMs: Date.now() - asked };
   }
 
   /**
@@ -158,6 +206,16 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
    */
   async function pullRequest(reached: Reached, run: { id: string; name: string }, request: WorkspaceRequest, given: RunArtifacts, body: Parameters<typeof pullRequestBody>[0], record: WorkspaceRecord): Promise<void> {
     const { owner, name, branch, base } = reached;
+    if (reached.gitlab) {
+      try {
+        const merge = await gitlab!.mergeRequest(reached.gitlab, reached.fullName, { branch, base, title: request.pullRequestTitle?.slice(0, 255) ?? run.name, body: pullRequestBody(body) });
+        given.pullRequestUrl = merge.url;
+        record({ step: 'pull_request', kind: 'merge_request', url: merge.url, number: merge.number, action: merge.action });
+      } catch (err) {
+        failed(given, record, `The merge request could not be opened: ${gitlab!.isFailure(err) ? (err as Error).message : failure(err)}`);
+      }
+      return;
+    }
     try {
       const api = await apps.github.withToken(reached.apiBaseUrl, reached.token!);
       const open = await api.openPullRequest(owner, name, branch);
@@ -260,6 +318,7 @@ export function createWorkspaces({ apps, secrets, outbound, baseUrl, maxBytes, c
      */
     async prepareForProvider(db: TenantDb, request: WorkspaceRequest, run: { id: string; name: string; jobSlug: string }, record: WorkspaceRecord): Promise<PreparedWorkspace | { problem: string }> {
       if ((request.changes ?? 'pull-request') === 'patch-only') return { problem: 'A VM-host target\'s provider pushes the run\'s branch itself: `changes: "patch-only"` needs the local target or a Docker target.' };
+      if (request.senderConnectionId) return { problem: 'A VM-host target\'s provider clones from GitHub: a repository on GitLab needs the local target or a Docker target.' };
       if (!request.githubAppId && !request.tokenSecret) return { problem: 'A VM-host target\'s provider pushes the run\'s branch: the job\'s workspace needs a credential (`workspace.githubAppId` or `workspace.tokenSecret`).' };
       const reached = await reach(db, request, run);
       if ('problem' in reached) return reached;

@@ -1,6 +1,6 @@
-// The GitLab REST API (v4) calls reporting needs, as an access token speaks them (a project, group or
-// personal access token, in `PRIVATE-TOKEN`): who the token is, an award emoji, a note on a merge request or
-// issue and that note edited, and a commit status. Self-managed instances answer the same way under their
+// The GitLab REST API (v4) calls reporting and workspaces need, as an access token speaks them (a project,
+// group or personal access token, in `PRIVATE-TOKEN`): who the token is, an award emoji, a note on a merge
+// request or issue and that note edited, a commit status, and a merge request opened or updated. Self-managed instances answer the same way under their
 // own URL. Every call goes through the outbound guard.
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
@@ -10,6 +10,9 @@ export const GITLAB_API = 'https://gitlab.com/api/v4';
 
 /** A call GitLab refused or that did not reach it; the message says which and why, never the token. */
 export class GitlabFailure extends Error {}
+
+/** A GitLab's site, from its API (`https://gitlab.example.com/api/v4` → `https://gitlab.example.com`). */
+export const siteOf = (apiBaseUrl: string) => apiBaseUrl.replace(/\/+$/, '').replace(/\/api\/v4$/, '');
 
 /** What a note is on: a merge request or an issue of a project, by its number in the project. */
 export interface Noteable {
@@ -48,6 +51,18 @@ export function createGitlabApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: s
     react: (noteable: Noteable, noteId: number | null) => call('Reacting failed', 'POST', `${on(noteable)}${noteId === null ? '' : `/notes/${noteId}`}/award_emoji`, { name: 'eyes' }),
     note: (noteable: Noteable, body: string) => call<{ id: number }>('Commenting failed', 'POST', `${on(noteable)}/notes`, { body }).then((made) => String(made.id)),
     editNote: (noteable: Noteable, id: string, body: string) => call('Editing the note failed', 'PUT', `${on(noteable)}/notes/${encodeURIComponent(id)}`, { body }),
+    /** Opens the merge request of `branch` into `base`, or updates the description of the one open for it. */
+    async mergeRequest(project: string, { branch, base, title, body }: { branch: string; base: string | null; title: string; body: string }): Promise<{ url: string; number: number; action: 'opened' | 'updated' }> {
+      const id = encodeURIComponent(project);
+      const [open] = await call<{ iid: number; web_url: string }[]>('Finding the open merge request failed', 'GET', `/projects/${id}/merge_requests?state=opened&source_branch=${encodeURIComponent(branch)}`);
+      if (open) {
+        await call('Updating the merge request failed', 'PUT', `/projects/${id}/merge_requests/${open.iid}`, { description: body });
+        return { url: open.web_url, number: open.iid, action: 'updated' };
+      }
+      if (!base) throw new GitlabFailure(`${project} has no default branch to open the merge request against.`);
+      const made = await call<{ iid: number; web_url: string }>('Opening the merge request failed', 'POST', `/projects/${id}/merge_requests`, { source_branch: branch, target_branch: base, title, description: body });
+      return { url: made.web_url, number: made.iid, action: 'opened' };
+    },
     status: (projectId: number, sha: string, state: CommitState, name: string, targetUrl: string, description: string) =>
       call('Setting the commit status failed', 'POST', `/projects/${projectId}/statuses/${encodeURIComponent(sha)}`, { state, name, target_url: targetUrl, description: clip(description) }),
   };

@@ -8,7 +8,7 @@ import { checkApiUrl, type Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createSendersRepo, type SenderConnectionRow } from './senders-repo';
-import { createGitlabApi, GITLAB_API, GitlabFailure, type GitlabApi } from './gitlab-api';
+import { createGitlabApi, GITLAB_API, GitlabFailure, siteOf, type GitlabApi } from './gitlab-api';
 import { createJiraApi, JiraFailure, type JiraApi } from './jira-api';
 import { createLinearApi, LINEAR_API, LinearFailure, type LinearApi } from './linear-api';
 import { createSlackApi, SLACK_API, SlackFailure, type SlackApi } from './slack-api';
@@ -106,9 +106,12 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
       if (!(await repo.delete(id))) throw connectionNotFound();
     },
 
-    /** A job's report may name only a connection of its tenant. */
-    async checkExists(db: TenantDb, id: string | undefined, field: string): Promise<void> {
-      if (id !== undefined && !(await createSendersRepo(db).find(id))) throw new ValidationFailed(`\`${field}\` "${clip(id)}" is not a sender connection of this tenant.`);
+    /** A job may name only a connection of its tenant (of `kind`, when it says). */
+    async checkExists(db: TenantDb, id: string | undefined, field: string, kind?: ConnectionView['kind']): Promise<void> {
+      if (id === undefined) return;
+      const row = await createSendersRepo(db).find(id);
+      if (!row) throw new ValidationFailed(`\`${field}\` "${clip(id)}" is not a sender connection of this tenant.`);
+      if (kind && row.kind !== kind) throw new ValidationFailed(`\`${field}\` names a ${row.kind} connection; it takes a ${SENDER_NAMES[kind]} one.`);
     },
 
     async diagnose(db: TenantDb, id: string): Promise<Diagnostics> {
@@ -126,6 +129,18 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
       }
       const step = { step: 'authentication' as const, ok: identity !== null, durationMs: Date.now() - began, detail };
       return { senderConnectionId: row.id, ok: step.ok, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), steps: [step], identity };
+    },
+
+    /** Repositories on the GitLab a connection reaches, as run workspaces use them (`workspace.senderConnectionId`). */
+    gitlabRepositories: {
+      async access(db: TenantDb, id: string) {
+        const row = await createSendersRepo(db).find(id);
+        if (!row) return { problem: `The sender connection ${clip(id)} that \`workspace.senderConnectionId\` names no longer exists.` };
+        if (row.kind !== 'gitlab') return { problem: `The sender connection ${clip(row.name)} is a ${row.kind} connection: a workspace's repository needs a GitLab one.` };
+        return { webBaseUrl: siteOf(row.apiBaseUrl), apiBaseUrl: row.apiBaseUrl, token: box.open(row.tokenCiphertext) };
+      },
+      mergeRequest: (access: { apiBaseUrl: string; token: string }, project: string, request: { branch: string; base: string | null; title: string; body: string }) => createGitlabApi(outbound, access.apiBaseUrl, access.token).mergeRequest(project, request),
+      isFailure: (err: unknown) => err instanceof GitlabFailure,
     },
 
     /** The connection `id`'s API, opened with its token; or why not. */

@@ -273,7 +273,7 @@ describe('jobs with a workspace', () => {
     github.tokens.set(pat, { token: pat, installationId: 1, repositories: ['acme/widgets'], permissions: { contents: 'write', pull_requests: 'write' }, revoked: false });
     expect((await call(app, 'POST', '/api/v1/secrets', { headers: bearer, body: { name: 'GITHUB_PAT', value: pat } })).status).toBe(201);
     const both = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', githubAppId: appId, tokenSecret: 'GITHUB_PAT' } } });
-    expect([both.status, both.body.error.message]).toEqual([400, '`workspace` takes `githubAppId` or `tokenSecret`, not both.']);
+    expect([both.status, both.body.error.message]).toEqual([400, '`workspace` takes one credential: `githubAppId`, `tokenSecret` or `senderConnectionId`.']);
     const missing = await call(app, 'POST', '/api/v1/jobs', { headers: bearer, body: { name: 'x', promptTemplate: 'x', workspace: { repository: 'acme/widgets', tokenSecret: 'NOPE' } } });
     expect(missing.body.error.message).toContain('refers to the secret NOPE');
     const job = await createJob({ repository: `${github.url}/acme/widgets`, tokenSecret: 'GITHUB_PAT', branch: 'flows/pat-{{ data.issue }}' });

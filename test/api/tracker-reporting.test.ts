@@ -17,7 +17,9 @@ import { accessToken, createOwner } from '../support/identity';
 import { jobSettled } from '../support/kit';
 
 const AGENT = `prompt=$(cat)
-echo "working on it"; sleep 0.3; echo '{"summary":"Exports over 10 MB stream now [see *notes*]."}'
+echo "working on it"; sleep 0.3
+if [ -f README.md ]; then sed -i 's/evey/every/' README.md; fi
+echo '{"summary":"Exports over 10 MB stream now [see *notes*]."}'
 `;
 
 let app: TestApp;
@@ -163,6 +165,42 @@ describe('GitLab', () => {
       { action: 'commit_status', ok: true, state: 'running' },
       { action: 'commit_status', ok: true, state: 'success' },
     ]);
+    expect(JSON.stringify(await traceOf(run.id))).not.toContain(gitlab.token);
+  });
+
+  it('a note on a merge request: the run works on the merge request\'s branch, pushes it, and the note says so', async () => {
+    gitlab.repositories.add('acme/widgets', { 'README.md': 'Widgets for evey team\n' });
+    gitlab.repositories.branch('acme/widgets', 'fix/double-save');
+    const before = gitlab.repositories.branches('acme/widgets')['fix/double-save'];
+    gitlab.mergeRequests.push({ project: 'acme/widgets', iid: 17, url: 'https://gitlab.example.com/acme/widgets/-/merge_requests/17', source: 'fix/double-save', target: 'main', title: 'Debounce the save action', descriptions: ['Closes #42.'] });
+    const connection = (await post('/api/v1/sender-connections', { name: 'GitLab with a repository', kind: 'gitlab', token: gitlab.token, apiBaseUrl: gitlab.url })).body;
+    const source = (await post('/api/v1/webhook-sources', { name: 'GitLab repository', format: 'gitlab' })).body;
+    const job = await post('/api/v1/jobs', {
+      name: 'Work on merge requests',
+      executionTargetId: 'local',
+      promptTemplate: '{{ payload.object_attributes.note }}',
+      workspace: { repository: '{{ payload.project.path_with_namespace }}', branch: '{{ payload.merge_request.source_branch }}', senderConnectionId: connection.id },
+      report: { senderConnectionId: connection.id, checkRun: false },
+      triggers: [{ type: 'webhook', sourceId: source.id, events: ['note.MergeRequest'] }],
+    });
+    expect([job.status, job.body.error?.message]).toEqual([201, undefined]);
+    const body = readFileSync(path.join(__dirname, '../fixtures/webhooks/gitlab/note.MergeRequest.json'), 'utf8');
+    const notesBefore = gitlab.notes.length;
+    await request(app.app).post(`/hooks/${source.id}`).set({ 'content-type': 'application/json', 'x-gitlab-token': source.signingSecret, 'idempotency-key': randomUUID() }).send(body);
+    const [run] = await jobSettled(app, bearer, job.body.id, 1);
+    expect(run.state).toBe('succeeded');
+    // The merge request's branch moved on from where it was, with the agent's change; main did not.
+    const after = gitlab.repositories.branches('acme/widgets')['fix/double-save'];
+    expect(after).not.toBe(before);
+    expect(run.artifacts).toMatchObject({ repository: 'acme/widgets', branch: 'fix/double-save', pushed: true, commit: after, pullRequestUrl: 'https://gitlab.example.com/acme/widgets/-/merge_requests/17' });
+    expect(gitlab.repositories.fileAt('acme/widgets', 'fix/double-save', 'README.md')).toBe('Widgets for every team\n');
+    expect(gitlab.repositories.fileAt('acme/widgets', 'main', 'README.md')).toBe('Widgets for evey team\n');
+    expect(gitlab.mergeRequests.find((merge) => merge.iid === 17)!.descriptions.at(-1)).toContain('Exports over 10 MB stream now');
+    // Cloned and pushed with the connection's token, as GitLab takes it; the note says what happened.
+    expect(gitlab.gitRequests.filter((git) => git.project === 'acme/widgets').every((git) => git.user === 'oauth2')).toBe(true);
+    const last = gitlab.notes.slice(notesBefore)[0].bodies.at(-1)!;
+    expect(last).toContain('Pushed `fix/double-save`');
+    expect(last).toContain('Updated merge request !17');
     expect(JSON.stringify(await traceOf(run.id))).not.toContain(gitlab.token);
   });
 });

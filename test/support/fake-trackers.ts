@@ -1,8 +1,12 @@
 // Linear's GraphQL API and Jira Cloud's REST API on loopback, as Flows' reporting meets them: each refuses a
 // credential that is not its own (Linear's API key as the Authorization header, Jira's Basic email:token)
 // and records what it is asked: comments with every body they had, reactions, and issue state moves.
+import { mkdtempSync } from 'node:fs';
 import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { gitRepositories } from './git-http';
 
 export interface TrackerComment {
   issue: string;
@@ -111,6 +115,11 @@ export interface FakeGitlab {
   notes: TrackerComment[];
   awards: { on: string; name: string }[];
   statuses: { projectId: string; sha: string; state: string; name: string; targetUrl: string }[];
+  mergeRequests: { project: string; iid: number; url: string; source: string; target: string; title: string; descriptions: string[] }[];
+  /** Real repositories at `<site>/<path>.git`, cloned and pushed with Basic `oauth2:<token>`. */
+  repositories: ReturnType<typeof gitRepositories>;
+  /** Every git request, with whether it pushed. */
+  gitRequests: { project: string; pushing: boolean; user: string | null }[];
   close(): Promise<void>;
 }
 
@@ -119,7 +128,23 @@ export async function startFakeGitlab(token = 'glpat-fakegitlabtoken01234'): Pro
   const notes: TrackerComment[] = [];
   const awards: FakeGitlab['awards'] = [];
   const statuses: FakeGitlab['statuses'] = [];
+  const mergeRequests: FakeGitlab['mergeRequests'] = [];
+  const gitRequests: FakeGitlab['gitRequests'] = [];
+  const repositories = gitRepositories(mkdtempSync(path.join(tmpdir(), 'fake-gitlab-')));
+  let site = '';
   const server = createServer(async (req, res) => {
+    const [pathname0, search = ''] = (req.url ?? '/').split('?');
+    const git = /^\/(.+?)\.git(\/.*)$/.exec(pathname0);
+    if (git) {
+      const [user, password] = Buffer.from(/^Basic (.+)$/.exec(req.headers.authorization ?? '')?.[1] ?? '', 'base64').toString().split(':');
+      const pushing = (new URLSearchParams(search).get('service') ?? git[2].replace(/^\//, '')) === 'git-receive-pack';
+      gitRequests.push({ project: git[1], pushing, user: user || null });
+      if (user !== 'oauth2' || password !== token) {
+        res.writeHead(401, { 'www-authenticate': 'Basic realm="GitLab"' });
+        return res.end('HTTP Basic: Access denied');
+      }
+      return repositories.serve(req, res, git[1], git[2], search, user);
+    }
     const body = await bodyOf(req);
     const answer = (status: number, data: Record<string, unknown>) => res.writeHead(status, { 'content-type': 'application/json' }).end(JSON.stringify(data));
     if (req.headers['private-token'] !== token) return answer(401, { message: '401 Unauthorized' });
@@ -143,6 +168,26 @@ export async function startFakeGitlab(token = 'glpat-fakegitlabtoken01234'): Pro
       note.bodies.push(body.body);
       return answer(200, { id: Number(note.id), body: body.body });
     }
+    const merges = /^\/projects\/([^/]+)\/merge_requests$/.exec(pathname);
+    if (merges) {
+      const project = decodeURIComponent(merges[1]);
+      if (req.method === 'GET') {
+        const source = new URL(req.url ?? '/', 'http://gitlab').searchParams.get('source_branch');
+        return void res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(mergeRequests.filter((merge) => merge.project === project && merge.source === source).map((merge) => ({ iid: merge.iid, web_url: merge.url }))));
+      }
+      if (!repositories.branches(project)[body.source_branch]) return answer(422, { message: ['Source branch does not exist'] });
+      const iid = mergeRequests.filter((merge) => merge.project === project).length + 1;
+      const merge = { project, iid, url: `${site}/${project}/-/merge_requests/${iid}`, source: body.source_branch, target: body.target_branch, title: body.title, descriptions: [body.description] };
+      mergeRequests.push(merge);
+      return answer(201, { iid, web_url: merge.url });
+    }
+    const mergeEdit = /^\/projects\/([^/]+)\/merge_requests\/(\d+)$/.exec(pathname);
+    if (req.method === 'PUT' && mergeEdit) {
+      const merge = mergeRequests.find((candidate) => candidate.project === decodeURIComponent(mergeEdit[1]) && candidate.iid === Number(mergeEdit[2]));
+      if (!merge) return answer(404, { message: '404 Not found' });
+      merge.descriptions.push(body.description);
+      return answer(200, { iid: merge.iid, web_url: merge.url });
+    }
     const status = /^\/projects\/(\d+)\/statuses\/([0-9a-f]{40})$/.exec(pathname);
     if (req.method === 'POST' && status) {
       statuses.push({ projectId: status[1], sha: status[2], state: body.state, name: body.name, targetUrl: body.target_url });
@@ -150,5 +195,6 @@ export async function startFakeGitlab(token = 'glpat-fakegitlabtoken01234'): Pro
     }
     return answer(404, { message: '404 Not found' });
   });
-  return { url: `${await listen(server)}/api/v4`, token, notes, awards, statuses, close: closer(server) };
+  site = await listen(server);
+  return { url: `${site}/api/v4`, token, notes, awards, statuses, mergeRequests, repositories, gitRequests, close: closer(server) };
 }

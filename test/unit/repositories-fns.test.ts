@@ -1,7 +1,7 @@
 // The rules of repository workspaces and reporting that need no git and no network.
 import { elapsed, progressBody, stepOf } from '../../src/lib/progress';
 import { conclusionOf, githubTargetOf } from '../../src/repositories/report-fns';
-import { apiOf, commitMessageOf, parseRepository, permissionsFor, pullRequestBody, spentLine } from '../../src/repositories/workspace-fns';
+import { apiOf, commitMessageOf, parseProjectPath, parseRepository, permissionsFor, pullRequestBody, spentLine } from '../../src/repositories/workspace-fns';
 import { webBaseOf } from '../../src/repositories/github-apps-service';
 
 describe('workspace rules', () => {
@@ -84,5 +84,16 @@ describe('reporting rules', () => {
     expect(progressBody({ runName: 'r', runUrl: 'u', elapsedMs: 0, milestones: [], current: null, final: { state: 'failed', error: 'The agent exited with code 1.', summary: null, pullRequestUrl: null, spent: null } })).toContain('> The agent exited with code 1.');
     expect(elapsed(3_725_000)).toBe('1 h 2 min');
     expect([conclusionOf('succeeded'), conclusionOf('failed'), conclusionOf('timed_out'), conclusionOf('canceled')]).toEqual(['success', 'failure', 'timed_out', 'cancelled']);
+  });
+});
+
+describe('a GitLab project\'s path', () => {
+  it('takes groups and subgroups, and nothing that is not a path', () => {
+    expect(parseProjectPath('acme/widgets')).toBe('acme/widgets');
+    expect(parseProjectPath(' acme/platform/widgets.git ')).toBe('acme/platform/widgets');
+    expect(parseProjectPath('widgets')).toBeNull();
+    expect(parseProjectPath('acme/../etc')).toBeNull();
+    expect(parseProjectPath('acme/wid gets')).toBeNull();
+    expect(parseProjectPath('https://gitlab.example.com/acme/widgets')).toBeNull();
   });
 });

@@ -4080,6 +4080,8 @@ export interface components {
             branch?: string;
             /** @description The GitHub App connection whose installation on the repository gives the run its token. */
             githubAppId?: string;
+            /** @description Instead of `githubAppId`, a GitLab sender connection: its access token (scopes `api` and `write_repository`) clones and pushes, and opens or updates the merge request. `repository` is then the project's path on that GitLab (`group/subgroup/project`). */
+            senderConnectionId?: string;
             /** @description Instead of `githubAppId`, the name of a tenant secret holding a personal access token: the weaker choice, as the token is long-lived, reaches everything its owner can, and is not narrowed to the repository or to what `changes` needs; `report` still needs an app. The repository is on github.com, or on the site `repository` names as a URL. */
             tokenSecret?: string;
             /**
