@@ -4,12 +4,11 @@
 // own URL. Every call goes through the outbound guard.
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
+import { SenderFailure } from './sender-failure';
 
 const CALL_TIMEOUT_MS = 30_000;
 export const GITLAB_API = 'https://gitlab.com/api/v4';
 
-/** A call GitLab refused or that did not reach it; the message says which and why, never the token. */
-export class GitlabFailure extends Error {}
 
 /** A GitLab's site, from its API (`https://gitlab.example.com/api/v4` → `https://gitlab.example.com`). */
 export const siteOf = (apiBaseUrl: string) => apiBaseUrl.replace(/\/+$/, '').replace(/\/api\/v4$/, '');
@@ -34,12 +33,12 @@ export function createGitlabApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: s
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
     } catch (err) {
-      throw new GitlabFailure(`${what}: GitLab could not be reached (${clip((err as Error).message)})`);
+      throw new SenderFailure(`${what}: GitLab could not be reached (${clip((err as Error).message)})`);
     }
     const answer = (await res.json().catch(() => ({}))) as { message?: unknown; error?: unknown } & T;
     if (!res.ok) {
       const said = answer.message ?? answer.error;
-      throw new GitlabFailure(`${what}: GitLab answered ${res.status}${said ? ` (${clip(typeof said === 'string' ? said : JSON.stringify(said))})` : ''}`);
+      throw new SenderFailure(`${what}: GitLab answered ${res.status}${said ? ` (${clip(typeof said === 'string' ? said : JSON.stringify(said))})` : ''}`);
     }
     return answer;
   }
@@ -59,7 +58,7 @@ export function createGitlabApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: s
         await call('Updating the merge request failed', 'PUT', `/projects/${id}/merge_requests/${open.iid}`, { description: body });
         return { url: open.web_url, number: open.iid, action: 'updated' };
       }
-      if (!base) throw new GitlabFailure(`${project} has no default branch to open the merge request against.`);
+      if (!base) throw new SenderFailure(`${project} has no default branch to open the merge request against.`);
       const made = await call<{ iid: number; web_url: string }>('Opening the merge request failed', 'POST', `/projects/${id}/merge_requests`, { source_branch: branch, target_branch: base, title, description: body });
       return { url: made.web_url, number: made.iid, action: 'opened' };
     },

@@ -3,11 +3,10 @@
 // call goes through the outbound guard.
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
+import { SenderFailure } from './sender-failure';
 
 const CALL_TIMEOUT_MS = 30_000;
 
-/** A call Jira refused or that did not reach it; the message says which and why, never the token. */
-export class JiraFailure extends Error {}
 
 export function createJiraApi(outbound: Pick<Outbound, 'fetch'>, site: string, login: string, token: string) {
   const authorization = `Basic ${Buffer.from(`${login}:${token}`).toString('base64')}`;
@@ -21,10 +20,10 @@ export function createJiraApi(outbound: Pick<Outbound, 'fetch'>, site: string, l
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
     } catch (err) {
-      throw new JiraFailure(`${what}: Jira could not be reached (${clip((err as Error).message)})`);
+      throw new SenderFailure(`${what}: Jira could not be reached (${clip((err as Error).message)})`);
     }
     const answer = (await res.json().catch(() => ({}))) as { errorMessages?: string[] } & T;
-    if (!res.ok) throw new JiraFailure(`${what}: Jira answered ${res.status}${answer.errorMessages?.[0] ? ` ("${clip(answer.errorMessages[0])}")` : ''}`);
+    if (!res.ok) throw new SenderFailure(`${what}: Jira answered ${res.status}${answer.errorMessages?.[0] ? ` ("${clip(answer.errorMessages[0])}")` : ''}`);
     return answer;
   }
 

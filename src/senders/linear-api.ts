@@ -3,12 +3,11 @@
 // by the job. Every call goes through the outbound guard; Linear answers refusals as GraphQL `errors`.
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
+import { SenderFailure } from './sender-failure';
 
 const CALL_TIMEOUT_MS = 30_000;
 export const LINEAR_API = 'https://api.linear.app/graphql';
 
-/** A call Linear refused or that did not reach it; the message says which and why, never the key. */
-export class LinearFailure extends Error {}
 
 export function createLinearApi(outbound: Pick<Outbound, 'fetch'>, apiUrl: string, token: string) {
   async function call<T>(what: string, query: string, variables: Record<string, unknown> = {}): Promise<T> {
@@ -22,12 +21,12 @@ export function createLinearApi(outbound: Pick<Outbound, 'fetch'>, apiUrl: strin
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
       answer = (await res.json().catch(() => ({}))) as typeof answer;
-      if (!res.ok && !answer.errors?.length) throw new LinearFailure(`${what}: Linear answered ${res.status}`);
+      if (!res.ok && !answer.errors?.length) throw new SenderFailure(`${what}: Linear answered ${res.status}`);
     } catch (err) {
-      if (err instanceof LinearFailure) throw err;
-      throw new LinearFailure(`${what}: Linear could not be reached (${clip((err as Error).message)})`);
+      if (err instanceof SenderFailure) throw err;
+      throw new SenderFailure(`${what}: Linear could not be reached (${clip((err as Error).message)})`);
     }
-    if (answer.errors?.length || !answer.data) throw new LinearFailure(`${what}: Linear answered "${clip(answer.errors?.[0]?.message ?? 'no data')}"`);
+    if (answer.errors?.length || !answer.data) throw new SenderFailure(`${what}: Linear answered "${clip(answer.errors?.[0]?.message ?? 'no data')}"`);
     return answer.data;
   }
 

@@ -2,18 +2,16 @@
 // job): 👀 on what asked (a Slack message, a Linear comment or issue, a GitLab note or merge request), one
 // reply in its thread or one comment (note) on the issue or merge request, edited in place as the run
 // advances (at most once every few seconds), ending with the result; on Linear the issue then moves to the
-// job's `successState`, on GitLab a merge request's head commit gets a status that follows the run. Each part that fails is recorded in the run's
-// trace once, and the run goes on as if nothing happened.
+// job's `successState`, on GitLab a merge request's head commit gets a status that follows the run. Each
+// part that fails is recorded in the run's trace once, and the run goes on as if nothing happened.
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
 import { coalescedEdits, progressBody, reportAttempts, trackProgress, type FinalReport, type Progress, type Reporter, type ReportRecord } from '../lib/progress';
 import { clip } from '../lib/text';
-import { GitlabFailure, type CommitState } from './gitlab-api';
-import { JiraFailure } from './jira-api';
-import { LinearFailure } from './linear-api';
+import type { CommitState } from './gitlab-api';
 import { gitlabTargetOf, jiraIssueOf, jiraProgress, linearTargetOf, slackProgress, slackTargetOf } from './report-fns';
 import type { Connected, SendersService } from './senders-service';
-import { SlackFailure } from './slack-api';
+import { SenderFailure } from './sender-failure';
 
 type JobReport = components['schemas']['JobReport'];
 
@@ -34,7 +32,7 @@ interface ReportChannel {
 /** A GitLab commit status for a run's state. */
 const commitState = (state: string): CommitState => (state === 'succeeded' ? 'success' : state === 'canceled' || state === 'expired' ? 'canceled' : state === 'queued' ? 'running' : 'failed');
 
-const message = (err: unknown) => (err instanceof SlackFailure || err instanceof LinearFailure || err instanceof JiraFailure || err instanceof GitlabFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
+const message = (err: unknown) => (err instanceof SenderFailure ? err.message : `internal error: ${clip((err as Error).message)}`);
 
 /** The channel to the place a run's delivery asked, through the connection; null when the delivery names none. */
 function channelOf(connected: Connected, context: Record<string, unknown>, settings: JobReport, run: { jobName: string; url: string }): ReportChannel | null {
@@ -102,7 +100,7 @@ function channelOf(connected: Connected, context: Record<string, unknown>, setti
 
 export function createSenderReporting({ senders, baseUrl, editEveryMs = 3_000 }: { senders: Pick<SendersService, 'connect'>; baseUrl: URL; editEveryMs?: number }) {
   return {
-    /** Starts reporting for a run a Slack, Linear or Jira delivery started; null when there is nowhere or no way to report (the trace says which). */
+    /** Starts reporting for a run a Slack, Linear, Jira or GitLab delivery started; null when there is nowhere or no way to report (the trace says which). */
     async open(db: TenantDb, settings: JobReport & { senderConnectionId: string }, context: Record<string, unknown>, run: { id: string; name: string; jobName: string; attempt: number }, record: ReportRecord): Promise<Reporter | null> {
       const connected = await senders.connect(db, settings.senderConnectionId);
       if ('problem' in connected) {

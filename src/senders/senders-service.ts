@@ -8,10 +8,11 @@ import { checkApiUrl, type Outbound } from '../lib/outbound';
 import type { SecretBox } from '../lib/secrets';
 import { clip } from '../lib/text';
 import { createSendersRepo, type SenderConnectionRow } from './senders-repo';
-import { createGitlabApi, GITLAB_API, GitlabFailure, siteOf, type GitlabApi } from './gitlab-api';
-import { createJiraApi, JiraFailure, type JiraApi } from './jira-api';
-import { createLinearApi, LINEAR_API, LinearFailure, type LinearApi } from './linear-api';
-import { createSlackApi, SLACK_API, SlackFailure, type SlackApi } from './slack-api';
+import { createGitlabApi, GITLAB_API, siteOf, type GitlabApi } from './gitlab-api';
+import { createJiraApi, type JiraApi } from './jira-api';
+import { createLinearApi, LINEAR_API, type LinearApi } from './linear-api';
+import { SenderFailure } from './sender-failure';
+import { createSlackApi, SLACK_API, type SlackApi } from './slack-api';
 
 type ConnectionView = components['schemas']['SenderConnection'];
 type ConnectionCreate = components['schemas']['SenderConnectionCreate'];
@@ -125,7 +126,7 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
         detail = `${SENDER_NAMES[row.kind as ConnectionView['kind']]} accepted the token of ${identity}.`;
         await createSendersRepo(db).verified(row.id, identity);
       } catch (err) {
-        detail = err instanceof SlackFailure || err instanceof LinearFailure || err instanceof JiraFailure || err instanceof GitlabFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
+        detail = err instanceof SenderFailure ? err.message : `The check failed: ${clip((err as Error).message)}`;
       }
       const step = { step: 'authentication' as const, ok: identity !== null, durationMs: Date.now() - began, detail };
       return { senderConnectionId: row.id, ok: step.ok, startedAt: startedAt.toISOString(), finishedAt: new Date().toISOString(), steps: [step], identity };
@@ -140,7 +141,7 @@ export function createSendersService({ box, outbound }: { box: SecretBox; outbou
         return { webBaseUrl: siteOf(row.apiBaseUrl), apiBaseUrl: row.apiBaseUrl, token: box.open(row.tokenCiphertext) };
       },
       mergeRequest: (access: { apiBaseUrl: string; token: string }, project: string, request: { branch: string; base: string | null; title: string; body: string }) => createGitlabApi(outbound, access.apiBaseUrl, access.token).mergeRequest(project, request),
-      isFailure: (err: unknown) => err instanceof GitlabFailure,
+      isFailure: (err: unknown) => err instanceof SenderFailure,
     },
 
     /** The connection `id`'s API, opened with its token; or why not. */

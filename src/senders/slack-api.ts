@@ -3,12 +3,11 @@
 // like every URL a tenant gives; Slack answers 200 with `ok: false` and an error code when it refuses.
 import type { Outbound } from '../lib/outbound';
 import { clip } from '../lib/text';
+import { SenderFailure } from './sender-failure';
 
 const CALL_TIMEOUT_MS = 30_000;
 export const SLACK_API = 'https://slack.com/api';
 
-/** A call Slack refused or that did not reach it; the message says which and why, never the token. */
-export class SlackFailure extends Error {}
 
 export function createSlackApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: string, token: string) {
   async function call<T extends Record<string, unknown>>(what: string, method: string, body: Record<string, unknown>): Promise<T> {
@@ -20,13 +19,13 @@ export function createSlackApi(outbound: Pick<Outbound, 'fetch'>, apiBaseUrl: st
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(CALL_TIMEOUT_MS),
       });
-      if (!res.ok) throw new SlackFailure(`${what}: Slack answered ${res.status}`);
+      if (!res.ok) throw new SenderFailure(`${what}: Slack answered ${res.status}`);
       answer = (await res.json()) as Record<string, unknown>;
     } catch (err) {
-      if (err instanceof SlackFailure) throw err;
-      throw new SlackFailure(`${what}: Slack could not be reached (${clip((err as Error).message)})`);
+      if (err instanceof SenderFailure) throw err;
+      throw new SenderFailure(`${what}: Slack could not be reached (${clip((err as Error).message)})`);
     }
-    if (answer.ok !== true) throw new SlackFailure(`${what}: Slack answered \`${clip(String(answer.error ?? 'not ok'))}\``);
+    if (answer.ok !== true) throw new SenderFailure(`${what}: Slack answered \`${clip(String(answer.error ?? 'not ok'))}\``);
     return answer as T;
   }
 

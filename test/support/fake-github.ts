@@ -3,13 +3,14 @@
 // repositories and permissions, and records pull requests; the same origin serves real git repositories
 // over smart HTTP (`git http-backend`), opened only by a live installation token of a repository it was
 // minted for (Basic `x-access-token:<token>`, as GitHub takes it), or anonymously for public ones.
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { gitRepositories } from './git-http';
 
 export interface MintedToken {
   token: string;
@@ -55,6 +56,7 @@ const gitIn = (cwd: string, args: string[], input?: string) => execFileSync('git
 
 export async function startFakeGithub() {
   const root = mkdtempSync(path.join(tmpdir(), 'fake-github-'));
+  const served = gitRepositories(root);
   const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const app = { id: 424242, slug: 'flows-test', privateKey: privateKey.export({ type: 'pkcs1', format: 'pem' }).toString(), publicKey: publicKey as KeyObject };
   const installations = new Map<number, { account: string; repositories: string[] }>();
@@ -221,36 +223,7 @@ export async function startFakeGithub() {
       res.writeHead(minted || basic ? 403 : 401, { 'www-authenticate': 'Basic realm="GitHub"' });
       return res.end(minted ? 'Permission denied' : 'Authentication failed');
     }
-    const cgi = spawn('git', ['http-backend'], {
-      env: {
-        ...gitEnv,
-        GIT_PROJECT_ROOT: path.join(root, 'repos'),
-        GIT_HTTP_EXPORT_ALL: '1',
-        REMOTE_USER: 'x-access-token',
-        PATH_INFO: `/${repository}.git${rest}`,
-        REQUEST_METHOD: req.method ?? 'GET',
-        QUERY_STRING: search,
-        CONTENT_TYPE: req.headers['content-type'] ?? '',
-        ...(req.headers['content-encoding'] ? { HTTP_CONTENT_ENCODING: String(req.headers['content-encoding']) } : {}),
-        ...(req.headers['git-protocol'] ? { GIT_PROTOCOL: String(req.headers['git-protocol']) } : {}),
-      },
-    });
-    req.pipe(cgi.stdin);
-    const chunks: Buffer[] = [];
-    cgi.stdout.on('data', (chunk: Buffer) => chunks.push(chunk));
-    await new Promise((resolve) => cgi.on('close', resolve));
-    const output = Buffer.concat(chunks);
-    const split = output.indexOf('\r\n\r\n');
-    const head = output.subarray(0, split).toString().split('\r\n');
-    let status = 200;
-    const headers: Record<string, string> = {};
-    for (const line of head) {
-      const [name, ...value] = line.split(': ');
-      if (name.toLowerCase() === 'status') status = Number(value.join(': ').split(' ')[0]);
-      else if (name) headers[name] = value.join(': ');
-    }
-    res.writeHead(status, headers);
-    res.end(output.subarray(split + 4));
+    return served.serve(req, res, repository, rest, search, 'x-access-token');
   }
 
   const server = createServer((req, res) => {
