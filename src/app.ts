@@ -43,6 +43,7 @@ import { consolePages } from './pages/console-pages';
 import { interactionPages } from './pages/interaction-pages';
 import { sessionPages } from './pages/session-pages';
 import { runsPages } from './runs/runs-pages';
+import { invocationOf } from './runs/runs-handlers';
 import { webhooksPages } from './webhooks/webhooks-pages';
 import { eventsPages } from './events/events-pages';
 import { integrationsPages } from './integrations/integrations-pages';
@@ -184,7 +185,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
       recentRuns: (tenant, jobId) => domains.runs.list(tenant, { limit: 10 }, { jobId }),
       latestRuns: (tenant, jobIds) => domains.runs.latestOf(tenant, jobIds),
       choices: async (tenant) => ({ targets: await domains.targets.list(tenant, { limit: 100 }), sources: await domains.webhooks.listSources(tenant, { limit: 100 }) }),
-      invoke: async (tenant, jobId, data) => (await domains.runs.invoke(tenant, jobId, { data })).body,
+      invoke: async (tenant, jobId, data) => invocationOf(await domains.runs.invoke(tenant, jobId, { data })),
       jobBodyProblem: (operationId, body) => api.bodyProblem(operationId, body),
     }),
   );

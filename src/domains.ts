@@ -37,13 +37,13 @@ import { createWorkspaces } from './repositories/workspaces';
 import { DEFAULT_LIMITS } from './lib/resource-limits';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
-import { createPacing } from './lib/pacing';
 import { createMetrics, NO_METRICS } from './metrics/metrics';
 import { deploymentFigures } from './metrics/metrics-figures';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
 import { createRunner } from './runs/runner';
-import { createRunsSweeps, type RunsSweeps } from './runs/runs-sweeps';
+import { createRetention } from './runs/engine/retention';
+import { createRunsSweeps } from './runs/runs-sweeps';
 import { runsHandlers } from './runs/runs-handlers';
 import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
@@ -201,7 +201,14 @@ export function createDomains({
   });
 
   const diagnostics = createDiagnosticsService({ box, outbound, timing: vmhostTiming });
-  const retention = createRetention({ config: config.retention, runs: sweeps, webhooks: webhooksSweeps(db), events: eventsSweeps(db), intakeBusy: webhooks.intakeBusy });
+  const webhookRecords = webhooksSweeps(db);
+  const retention = createRetention({
+    config: config.retention,
+    runs: sweeps,
+    webhooks: { ...webhookRecords, pruneCrowdedRefusals: () => webhookRecords.pruneCrowdedRefusals(KEPT_PER_SOURCE) },
+    events: eventsSweeps(db),
+    intakeBusy: webhooks.intakeBusy,
+  });
   const handlers: HandlerMap = {
     ...jobsHandlers(jobs),
     ...runsHandlers(runs),
@@ -219,54 +226,3 @@ export function createDomains({
 }
 
 export type Domains = ReturnType<typeof createDomains>;
-
-/**
- * How long a turn of pruning spends on each kind of record, at most: a turn stays well
- * inside its minute, and a backlog goes on at the next.
- */
-const PRUNE_SLICE_MS = { runs: 10_000, activity: 5_000, deliveries: 5_000, refusals: 2_000 };
-/** While deliveries arrive faster than the loop can take, pruning takes at most this share of it. */
-const PRUNE_SHARE = 0.1;
-
-/**
- * What the operator keeps (FLOWS_RETENTION_DAYS, FLOWS_RETENTION_MAX_RUNS_PER_JOB): each turn deletes, in
- * small batches, finished runs with their traces, webhook activity, refused deliveries and finished event
- * deliveries older than the days kept, finished runs beyond a job's newest ones, and refused deliveries
- * beyond a source's newest KEPT_PER_SOURCE (whatever the days kept). Each batch waits its turn of the event loop,
- * and yields to intake as evaluation does, so that requests are answered while a backlog is pruned.
- */
-function createRetention({
-  config,
-  runs,
-  webhooks,
-  events,
-  intakeBusy,
-}: {
-  config: Config['retention'];
-  runs: RunsSweeps;
-  webhooks: ReturnType<typeof webhooksSweeps>;
-  events: ReturnType<typeof eventsSweeps>;
-  intakeBusy: () => boolean;
-}) {
-  const { step } = createPacing({ share: PRUNE_SHARE, foregroundBusy: intakeBusy });
-  const batches = async (prune: () => Promise<number>, size: number, sliceMs: number) => {
-    const until = Date.now() + sliceMs;
-    let removed = 0;
-    for (let count = size; count === size && Date.now() < until; ) {
-      count = await step(prune);
-      removed += count;
-    }
-    return removed;
-  };
-  return {
-    async prune(at = new Date()): Promise<{ runs: number; activity: number; deliveries: number; refusals: number }> {
-      const before = config.days > 0 ? new Date(at.getTime() - config.days * 86_400_000) : null;
-      return {
-        runs: await runs.pruneRuns({ before, maxPerJob: config.maxRunsPerJob, until: Date.now() + PRUNE_SLICE_MS.runs, step }),
-        activity: before ? await batches(() => webhooks.pruneActivity(before, 500), 500, PRUNE_SLICE_MS.activity) : 0,
-        deliveries: before ? await batches(() => events.pruneDeliveries(before, 500), 500, PRUNE_SLICE_MS.deliveries) : 0,
-        refusals: (before ? await batches(() => webhooks.pruneOldRefusals(before, 500), 500, PRUNE_SLICE_MS.refusals) : 0) + (await step(() => webhooks.pruneCrowdedRefusals(KEPT_PER_SOURCE))),
-      };
-    },
-  };
-}

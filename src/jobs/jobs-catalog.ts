@@ -3,6 +3,7 @@
 // when any job of the tenant changes (`changed`; on PostgreSQL every instance hears of it, domains.ts). A
 // read that began before a change is not kept (generations), so a change is never hidden by a slow read.
 import { prepareConditions, type Prepared } from '../triggers/conditions-fns';
+import { indexTriggers, type TriggerIndex } from '../triggers/trigger-index-fns';
 import type { JobRow } from './jobs-repo';
 
 /** A webhook trigger of a live, enabled job, as evaluation needs it. */
@@ -25,6 +26,8 @@ export interface LiveJobs {
   find(ref: string): JobRow | null;
   /** The enabled webhook triggers on the source of enabled jobs, in job and position order. */
   webhookCandidates(sourceId: string): WebhookCandidate[];
+  /** The same candidates indexed by event name and literal, so that a delivery evaluates only those it could start. */
+  webhookIndex(sourceId: string): TriggerIndex<WebhookCandidate>;
   /** The enabled run triggers of enabled jobs that watch `jobId`. */
   watching(jobId: string): ChainedTrigger[];
 }
@@ -37,6 +40,7 @@ export function indexJobs(jobs: JobRow[]): LiveJobs {
   const bySlug = new Map<string, JobRow>();
   const bySource = new Map<string, WebhookCandidate[]>();
   const byWatched = new Map<string, ChainedTrigger[]>();
+  const indexes = new Map<string, TriggerIndex<WebhookCandidate>>();
   const push = <T>(map: Map<string, T[]>, key: string, item: T) => (map.get(key) ?? map.set(key, []).get(key)!).push(item);
   for (const job of [...jobs].sort((a, b) => (a.id < b.id ? -1 : 1))) {
     byId.set(job.id, job);
@@ -54,6 +58,8 @@ export function indexJobs(jobs: JobRow[]): LiveJobs {
   return {
     find: (ref) => byId.get(ref) ?? bySlug.get(ref) ?? null,
     webhookCandidates: (sourceId) => bySource.get(sourceId) ?? [],
+    // Built on a source's first delivery: most sources of a tenant see none before the next change.
+    webhookIndex: (sourceId) => indexes.get(sourceId) ?? indexes.set(sourceId, indexTriggers(bySource.get(sourceId) ?? [])).get(sourceId)!,
     watching: (jobId) => byWatched.get(jobId) ?? [],
   };
 }

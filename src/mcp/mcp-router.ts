@@ -22,6 +22,7 @@ import type { JobsService } from '../jobs/jobs-service';
 import { AppError, MethodNotAllowed, Unauthenticated } from '../lib/errors';
 import type { Logger } from '../lib/logger';
 import { clip } from '../lib/text';
+import { invocationOf } from '../runs/runs-handlers';
 import type { RunsService } from '../runs/runs-service';
 import { allowedCallers, checkCaller } from './mcp-origin';
 import { serveRunResources } from './mcp-resources';
@@ -127,7 +128,7 @@ export function mcpRouter(deps: McpDeps): Router {
       const job = (await jobTools()).find((candidate) => jobToolName(candidate.slug) === name);
       if (!job) throw unknownTool(name);
       try {
-        return answer((await deps.runs.invoke(db, job.id, { data: args })).body);
+        return answer(invocationOf(await deps.runs.invoke(db, job.id, { data: args })));
       } catch (err) {
         if (!(err instanceof InvalidInvocationData)) throw err;
         return invalidArguments(name, err.field ? `\`${err.field}\` ${err.problem}.` : `the arguments ${err.problem}.`);

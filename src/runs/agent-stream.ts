@@ -7,7 +7,7 @@ import type { Tokens } from './agent-sessions';
 import type { AgentEvent, JobAgent, RunUsage, Spent, StreamKind } from '../agents/agent-events-fns';
 import type { Outcome } from '../integrations/executor';
 import { costOf, type ModelPrice, type ModelPrices } from '../lib/model-prices';
-import type { TraceEntry } from './runs-repo';
+import type { TraceEntry } from './engine/lifecycle';
 
 /** Texts longer than this are cut in the trace (a tool's whole output is the agent's, not the trace's). */
 export const MAX_TEXT = 8_000;

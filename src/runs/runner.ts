@@ -23,8 +23,9 @@ import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
-import { canTransition, isTerminal, retryDelayMs, type RunState } from './runs-fns';
-import { createRunsRepo, type Claimed, type MoveExtra, type RunsRepo, type TraceEntry } from './runs-repo';
+import { INTERRUPTED, isRefused, isStoppable, isTerminal, transition, type Refused, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
+import { retryOf, type Tries } from './engine/admission';
+import { createRunsRepo, type Claimed, type RunsRepo } from './runs-repo';
 import { runContext, sessionOf, stateUse, type Inputs } from './agent-sessions';
 import type { RunsSweeps } from './runs-sweeps';
 
@@ -68,16 +69,8 @@ export interface Executed {
   usage: RunUsage | null;
 }
 
-/** What deciding on another attempt needs: the job, the attempt that ended, the job's retry policy. */
-interface Tries {
-  jobId: string;
-  attempt: number;
-  retry: FlowControl['retry'];
-}
-
 const FLUSH_EVERY_MS = 200;
 const FLUSH_AT = 100;
-export const INTERRUPTED = 'interrupted: the server stopped while the run was active';
 
 /**
  * The variables a run's agent gets from its job's `env`, secrets opened, and the secret values among them
@@ -179,49 +172,22 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
   };
 
-  /**
-   * Moves the run to where `outcome` (or a stop asked for meanwhile) leads; a finished run stays as it is.
-   * The state the runner last left it in is tried first; when a stop moved it meanwhile, it is read. An
-   * outcome the job's retry policy tries again queues the run for its next attempt instead.
-   */
-  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, session: Pick<MoveExtra, 'sessionId'> = {}) {
-    const repo = createRunsRepo(db);
-    for (let attempt = 0; attempt < 3; attempt++) {
-      const from = attempt === 0 ? expected : ((await repo.find(runId))?.state as RunState | undefined);
-      if (!from || isTerminal(from)) return;
-      if (from !== 'canceling' && (await retried(db, runId, from, outcome, tries))) return;
-      let to: RunState = from === 'canceling' ? 'canceled' : outcome.state;
-      let error = outcome.state === 'succeeded' ? undefined : outcome.error;
-      if (!canTransition(from, to)) {
-        // Ended by the server going down, not by a caller or the agent (which never got to run).
-        to = 'failed';
-        error = INTERRUPTED;
-      }
-      if (from === 'canceling') error = 'The run was stopped.';
-      const trace: TraceEntry[] =
-        to === 'succeeded' && outcome.state === 'succeeded' ? [{ type: 'result', data: outcome.result }] : error ? [{ type: 'error', data: { message: error } }] : [];
-      if (await repo.move(runId, from, to, { result: outcome.state === 'succeeded' && to === 'succeeded' ? outcome.result : undefined, error, ...session }, trace)) {
-        finished(db.$tenant().id, runId, to);
-        return;
-      }
-    }
+  /** Who hears of a move: a run queued again is dispatched when its attempt may start; one that began or ended is announced. */
+  function announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused) {
+    if (isRefused(move)) return;
+    if (move.to === 'queued' && move.columns.notBefore) dispatch(tenantId, jobId, move.columns.notBefore.getTime() - Date.now());
+    if (move.notice === 'started') notify(tenantId, 'started', runId);
+    if (move.notice === 'ended') finished(tenantId, runId, move.to);
   }
 
   /**
-   * Queues the run again when the job's retry policy tries `outcome` again: its trace says which attempt
-   * ended how, and when the next starts; dispatch comes then. False when it is not tried again.
+   * Moves the run to where `outcome` (or a stop asked for meanwhile) leads, from the state the runner last
+   * left it in (read again when a stop moved it meanwhile); a finished run stays as it is. An outcome the
+   * job's retry policy tries again queues the run for its next attempt instead (a stopped run is not tried again).
    */
-  async function retried(db: TenantDb, runId: string, from: RunState, outcome: Outcome, { jobId, attempt, retry }: Tries): Promise<boolean> {
-    const next = retryDelayMs(retry, attempt, outcome);
-    if (!next || outcome.state === 'succeeded') return false;
-    const after = `${Math.round(next.delayMs / 100) / 10} s`;
-    const trace: TraceEntry[] = [
-      { type: 'error', data: { message: outcome.error, attempt } },
-      { type: 'flow_control', data: { action: 'retry', attempt: attempt + 1, after, because: next.because } },
-    ];
-    if (!(await createRunsRepo(db).requeue(runId, from, { attempt: attempt + 1, notBefore: new Date(Date.now() + next.delayMs) }, trace))) return false;
-    dispatch(db.$tenant().id, jobId, next.delayMs);
-    return true;
+  async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, sessionId?: string | null) {
+    const move = await createRunsRepo(db).advance(runId, (from) => (from !== 'canceling' && retryOf(outcome, tries)) || { type: 'outcome', outcome, sessionId }, expected);
+    announce(db.$tenant().id, tries.jobId, runId, move);
   }
 
   /** The outcome is kept until the database takes it: while the database is unavailable, the write is tried again. */
@@ -363,11 +329,12 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
       executions.set(runId, { tenantId, stop: () => started.stop() });
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      if (!shuttingDown && (await repo.move(runId, 'starting', 'running', { executorRef: execution.ref, sessionKey: session?.sessionKey }))) {
-        state = 'running';
+      const began = shuttingDown ? null : await repo.advance(runId, { type: 'started', executorRef: execution.ref, sessionKey: session?.sessionKey }, 'starting');
+      if (began && !isRefused(began)) {
+        state = began.to;
         runningAt = new Date();
-        notify(tenantId, 'started', runId);
-        reporter?.observe('state_changed', { from: 'starting', to: 'running' });
+        announce(tenantId, job.id, runId, began);
+        reporter?.observe('state_changed', { from: began.from, to: began.to });
       } else started.stop();
       const outcome = events.outcome(await started.done);
       ended = outcome.state;
@@ -377,7 +344,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
         await createRunsRepo(db).setArtifacts(runId, delivered.artifacts, delivered.patch);
       }
       await trace.flush();
-      await finishSurely(db, runId, outcome, state, tries, { sessionId: stream?.sessionId() ?? undefined });
+      await finishSurely(db, runId, outcome, state, tries, stream?.sessionId());
     } catch (err) {
       logger.error({ err, runId }, 'the run failed to execute');
       executions.get(runId)?.stop();
@@ -400,8 +367,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     const repo = createRunsRepo(db);
     for (const run of await repo.overdue(jobId, new Date())) {
       const waited = `${Math.round((run.expiresAt!.getTime() - run.createdAt.getTime()) / 1000)} s`;
-      const error = `Not started within ${waited} of its creation (flowControl.ttl).`;
-      if (await repo.move(run.id, 'queued', 'expired', { error }, [{ type: 'flow_control', data: { action: 'expired', after: waited } }])) finished(db.$tenant().id, run.id, 'expired');
+      announce(db.$tenant().id, jobId, run.id, await repo.advance(run.id, { type: 'expired', waited }, 'queued'));
     }
   }
 
@@ -430,11 +396,13 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     async cancel(db: TenantDb, runId: string, freedJobId: string | null) {
       const execution = executions.get(runId);
       if (execution) return execution.stop();
-      const moved = await createRunsRepo(db).move(runId, 'canceling', 'canceled', { error: 'The run was stopped.' });
+      // Only a run still `canceling` ends here: one that moved on ended by its execution, wherever that was.
+      const move = transition('canceling', { type: 'lost' }) as Transition;
+      const moved = await createRunsRepo(db).apply(runId, move);
       if (moved) announceStop?.(runId);
       if (freedJobId) {
         const tenantId = db.$tenant().id;
-        if (moved) finished(tenantId, runId, 'canceled');
+        if (moved) announce(tenantId, freedJobId, runId, move);
         dispatch(tenantId, freedJobId);
       }
     },
@@ -449,17 +417,12 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
       for (const run of orphans) {
         if (run.executorRef) await executors[run.executorRef.split(':')[0] as keyof typeof executors]?.reap(run.executorRef, run.id);
         const db = tenantDb(run.tenantId);
-        const repo = createRunsRepo(db);
-        const to = run.state === 'canceling' ? 'canceled' : 'failed';
         // A run its instance lost is an infrastructure failure: the job's retry policy may try it again.
-        const retry = to === 'failed' ? ((await jobs.settings(db, run.jobId))?.flowControl as FlowControl | null)?.retry : undefined;
+        const retry = run.state === 'canceling' ? undefined : ((await jobs.settings(db, run.jobId))?.flowControl as FlowControl | null)?.retry;
         const lost: Outcome = { state: 'failed', error: INTERRUPTED, cause: 'infrastructure' };
-        if (retry && (await retried(db, run.id, run.state, lost, { jobId: run.jobId, attempt: run.attempt, retry }))) continue;
-        const moved =
-          to === 'canceled'
-            ? await repo.move(run.id, 'canceling', 'canceled', { error: 'The run was stopped.' })
-            : await repo.move(run.id, run.state, 'failed', { error: INTERRUPTED }, [{ type: 'error', data: { message: INTERRUPTED } }]);
-        if (moved) finished(run.tenantId, run.id, to);
+        const tries = { jobId: run.jobId, attempt: run.attempt, retry };
+        const move = await createRunsRepo(db).advance(run.id, (from) => (from !== 'canceling' && retryOf(lost, tries)) || { type: 'lost' }, run.state);
+        announce(run.tenantId, run.jobId, run.id, move);
       }
       const queued = await sweeps.queuedJobs();
       for (const { tenantId, jobId } of queued) dispatch(tenantId, jobId);
@@ -475,7 +438,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     async recheckExecutions() {
       for (const [runId, execution] of executions) {
         const run = await createRunsRepo(tenantDb(execution.tenantId)).find(runId);
-        if (!run || run.state === 'canceling' || isTerminal(run.state as RunState)) execution.stop();
+        if (!run || !isStoppable(run.state)) execution.stop();
       }
     },
 

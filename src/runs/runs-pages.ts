@@ -8,7 +8,8 @@ import { html, type Html } from '../http/html';
 import { runLink } from '../jobs/jobs-pages';
 import { consoleAction, consoleFind, consoleVisitor, facts, nextPage, queryParam, sendConsolePage, table, time, type ConsoleDeps } from '../pages/console-layout';
 import { sameOriginForms } from '../pages/session-pages';
-import { isStoppable, isTerminal, RUN_STATES, type RunState } from './runs-fns';
+import { isStoppable, isTerminal, RUN_STATES, type RunState } from './engine/lifecycle';
+import { invocationOf } from './runs-handlers';
 import { TRACE_COLUMNS, traceCells, traceRows, usageText } from './trace-view';
 import type { JobsService } from '../jobs/jobs-service';
 import type { RunsService } from './runs-service';
@@ -66,7 +67,7 @@ export function runsPages(deps: RunsPagesDeps): Router {
     const visitor = await consoleVisitor(deps, req, res);
     if (!visitor) return;
     const stateAsked = queryParam(req, 'state');
-    const filter = { jobId: queryParam(req, 'jobId'), state: RUN_STATES.includes(stateAsked as RunState) ? (stateAsked as RunState) : undefined };
+    const filter = { jobId: queryParam(req, 'jobId'), state: (RUN_STATES as readonly string[]).includes(stateAsked ?? '') ? (stateAsked as RunState) : undefined };
     const list = `console/runs?${filter.jobId ?? ''}&${filter.state ?? ''}`;
     const request = keysetRequest<string>(list, { cursor: queryParam(req, 'cursor') }, 'string');
     const db = deps.tenantDb(visitor.principal.tenantId);
@@ -155,8 +156,8 @@ ${live ? html`<script src="/console/live-run.js" defer></script>` : null}`,
   }));
 
   router.post('/console/runs/:runId/replay', sameOrigin, consoleAction(deps, async (req, res, db) => {
-    const { body } = await deps.runs.replay(db, req.params.runId as string);
-    res.redirect(303, `/console/runs/${encodeURIComponent(body.runId)}`);
+    const { runId } = invocationOf(await deps.runs.replay(db, req.params.runId as string));
+    res.redirect(303, `/console/runs/${encodeURIComponent(runId)}`);
   }));
 
   return router;

@@ -1,20 +1,15 @@
 // Runs, their trace and invocations in the database, through the tenant-bound client. The writes of a run's
-// life are hand-written statements (db/sql.ts): a state change and its trace events are one batch, guarded
-// by the state it moves from, and trace positions come from the run row itself (`traceLength`, raised by
-// the same write), so concurrent writers never take the same `seq` and nothing is read first.
-import type { components } from '../../generated/openapi';
+// life are hand-written statements (db/sql.ts) of what the lifecycle (engine/lifecycle.ts) answers: a move
+// and its trace events are one batch, guarded by the state it moves from, and trace positions come from the
+// run row itself (`traceLength`, raised by the same write), so concurrent writers never take the same `seq`
+// and nothing is read first.
 import type { Prisma } from '../../generated/prisma/sqlite/client';
 import type { RunUsage } from '../agents/agent-events-fns';
 import type { SqlParam } from '../db/sql';
 import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import type { RunArtifacts } from '../repositories/workspace-fns';
-import { ACTIVE_STATES, transition, type RunState } from './runs-fns';
-
-export interface TraceEntry {
-  type: components['schemas']['RunTraceEvent']['type'];
-  data: Record<string, unknown>;
-}
+import { ACTIVE, UNENDED, isRefused, transition, type Refused, type RunColumns, type RunEvent, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
 
 export interface NewRun {
   id: string;
@@ -75,19 +70,26 @@ export interface Claimed {
   attempt: number;
 }
 
-/** What a move may also set. */
-export interface MoveExtra {
-  result?: Record<string, unknown>;
-  error?: string;
-  executorRef?: string;
-  /** The agent session the run continues or began (`Run.sessionKey`), and the CLI's id for it. */
-  sessionKey?: string;
-  sessionId?: string;
-}
+/** The states of a group as an SQL list. */
+const inList = (states: readonly RunState[]) => states.map((state) => `'${state}'`).join(', ');
+const CASTS: Partial<Record<keyof RunColumns, string>> = { startedAt: '::timestamp(3)', finishedAt: '::timestamp(3)', notBefore: '::timestamp(3)', result: '::jsonb', inputs: '::jsonb', attempt: '::int' };
+const JSON_COLUMNS = new Set<keyof RunColumns>(['result', 'inputs']);
 
-const ACTIVE = ACTIVE_STATES.map((state) => `'${state}'`).join(', ');
-/** States of a run that has not begun to end: it holds a place of its concurrency key. */
-const UNENDED: RunState[] = ['queued', 'starting', 'running'];
+/** The SET of a move: its state, when, and its columns (`null` clears one; `errorUnlessSet` keeps an error the run has). */
+function setOf({ to, columns }: Transition, at: Date): { text: string; params: SqlParam[] } {
+  const parts = ['"state" = ?', '"updatedAt" = ?::timestamp(3)'];
+  const params: SqlParam[] = [to, at];
+  for (const [column, value] of Object.entries(columns) as [keyof RunColumns, RunColumns[keyof RunColumns]][]) {
+    if (value === undefined) continue;
+    if (column === 'errorUnlessSet') parts.push('"error" = COALESCE("error", ?::text)');
+    else if (value === null) {
+      parts.push(`"${column}" = NULL`);
+      continue;
+    } else parts.push(`"${column}" = ?${CASTS[column] ?? ''}`);
+    params.push(JSON_COLUMNS.has(column) ? { json: value } : (value as SqlParam));
+  }
+  return { text: parts.join(', '), params };
+}
 const EVENT_COLUMNS = '"id", "tenantId", "runId", "seq", "at", "type", "data"';
 
 /** The entries as rows `(k, type, data)`, k counting from 1, to join with the run they are appended to. */
@@ -144,7 +146,7 @@ export function createRunsRepo(db: TenantDb) {
         debounced && { lock: `debounce:${run.debounceKey}`, text: `NOT EXISTS (SELECT 1 FROM "Run" WHERE ${ofJob} AND "debounceKey" = ? AND "state" = 'queued')`, params: [tenantId, run.jobId, run.debounceKey ?? null] },
         keyLimit != null && {
           lock: `concurrency:${run.concurrencyKey}`,
-          text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "concurrencyKey" ${run.concurrencyKey == null ? 'IS NULL' : '= ?'} AND "state" IN (${UNENDED.map((state) => `'${state}'`).join(', ')})) < ?`,
+          text: `(SELECT COUNT(*) FROM "Run" WHERE ${ofJob} AND "concurrencyKey" ${run.concurrencyKey == null ? 'IS NULL' : '= ?'} AND "state" IN (${inList(UNENDED)})) < ?`,
           params: [tenantId, run.jobId, ...(run.concurrencyKey == null ? [] : [run.concurrencyKey]), keyLimit],
         },
       ].filter((guard) => !!guard);
@@ -212,28 +214,22 @@ export function createRunsRepo(db: TenantDb) {
     trace: (runId: string, { limit, after }: KeysetRequest<number>) =>
       db.runEvent.findMany({ where: { runId, seq: after === undefined ? undefined : { gt: after } }, orderBy: { seq: 'asc' }, take: limit + 1 }),
 
+    /** Writes a move the lifecycle answered, guarded by the state it moves from; false when the run was not in it (or is gone). */
+    apply: (id: string, move: Transition, at = new Date()) => write(id, move.trace, setOf(move, at), move.from),
+
     /**
-     * Moves the run from `from` to `to` (recording the change in its trace after `trace`); false when it was
-     * not in `from`. A stop's reason, recorded by the move to `canceling`, stays the run's error.
+     * Takes the run through `event` from the state it is in: `from` first when the caller knows it, read when
+     * the run moved on meanwhile (a stop, another instance). `event` may depend on the state found. Answers
+     * the move written, or why none was (the state does not take it, or the run is gone).
      */
-    move(id: string, from: RunState, to: RunState, extra: MoveExtra = {}, trace: TraceEntry[] = []): Promise<boolean> {
-      const change = transition(from, to);
-      const error = from === 'canceling' ? 'COALESCE("error", ?::text)' : 'COALESCE(?::text, "error")';
-      const set = {
-        text: `"state" = ?, "updatedAt" = ?::timestamp(3), "startedAt" = COALESCE(?::timestamp(3), "startedAt"), "finishedAt" = COALESCE(?::timestamp(3), "finishedAt"), "result" = COALESCE(?::jsonb, "result"), "error" = ${error}, "executorRef" = COALESCE(?::text, "executorRef"), "sessionKey" = COALESCE(?::text, "sessionKey"), "sessionId" = COALESCE(?::text, "sessionId")`,
-        params: [
-          to,
-          new Date(),
-          change.startedAt ?? null,
-          change.finishedAt ?? null,
-          extra.result === undefined ? null : { json: extra.result },
-          extra.error ?? null,
-          extra.executorRef ?? null,
-          extra.sessionKey ?? null,
-          extra.sessionId ?? null,
-        ],
-      };
-      return write(id, [...trace, { type: 'state_changed', data: { from, to } }], set, from);
+    async advance(id: string, event: RunEvent | ((from: RunState) => RunEvent), from?: RunState): Promise<Transition | Refused> {
+      for (let look = 0; look < 5; look++) {
+        const state = look === 0 && from ? from : ((await db.run.findFirst({ where: { id }, select: { state: true } }))?.state as RunState | undefined);
+        if (!state) return { refused: 'the run is gone' };
+        const move = transition(state, typeof event === 'function' ? event(state) : event);
+        if (isRefused(move) || (await this.apply(id, move))) return move;
+      }
+      return { refused: 'the run kept changing state' };
     },
 
     /** What a run with a repository workspace started from and what became of its changes, with the patch of them. */
@@ -245,19 +241,6 @@ export function createRunsRepo(db: TenantDb) {
 
     /** Appends to the trace, and sets what the agent spent so far when given. */
     append: (runId: string, entries: TraceEntry[], usage?: RunUsage) => write(runId, entries, usage ? { text: '"usage" = ?::jsonb', params: [{ json: usage }] } : null, null),
-
-    /**
-     * Queues the run again for attempt `attempt`, startable from `notBefore` (recording why in its trace);
-     * false when it was not in `from`. What its last attempt held (start, claim, executor) is cleared.
-     */
-    requeue(id: string, from: RunState, { attempt, notBefore }: { attempt: number; notBefore: Date }, trace: TraceEntry[]): Promise<boolean> {
-      transition(from, 'queued');
-      const set = {
-        text: `"state" = 'queued', "updatedAt" = ?::timestamp(3), "attempt" = ?, "notBefore" = ?::timestamp(3), "startedAt" = NULL, "expiresAt" = NULL, "debounceKey" = NULL, "claim" = NULL, "ownerId" = NULL, "executorRef" = NULL`,
-        params: [new Date(), attempt, notBefore],
-      };
-      return write(id, [...trace, { type: 'state_changed', data: { from, to: 'queued' } }], set, from);
-    },
 
     /**
      * Starts the oldest queued runs of the job while fewer than `limit` are active (`starting`, with their
@@ -280,20 +263,23 @@ export function createRunsRepo(db: TenantDb) {
           : {
               text:
                 `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
-                `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${ACTIVE}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
+                `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${inList(ACTIVE)}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
                 `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${ready('q.').text}) AS "ranked" WHERE "place" <= ?`,
               params: [tenantId, jobId, ...ready('q.').params, keyLimit],
             };
+      const move = transition('queued', { type: 'claimed', claim, ownerId }, now) as Transition;
+      const set = setOf(move, now);
       const claimed = sql.query<Claimed>(
-        `UPDATE "Run" SET "state" = 'starting', "startedAt" = ?::timestamp(3), "updatedAt" = ?::timestamp(3), "claim" = ?, "ownerId" = ?, "traceLength" = "traceLength" + 1 ` +
-          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued' AND "id" IN (${due.text} ORDER BY "id" ` +
-          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${ACTIVE}))) RETURNING "id", "prompt", "attempt"`,
-        [now, now, claim, ownerId, tenantId, jobId, ...due.params, limit, tenantId, jobId],
+        `UPDATE "Run" SET ${set.text}, "traceLength" = "traceLength" + 1 ` +
+          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "id" IN (${due.text} ORDER BY "id" ` +
+          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${inList(ACTIVE)}))) RETURNING "id", "prompt", "attempt"`,
+        [...set.params, tenantId, jobId, move.from, ...due.params, limit, tenantId, jobId],
       );
+      const [changed] = move.trace;
       const traced = sql.run(
-        `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), 'state_changed', ?::jsonb FROM "Run" ` +
-          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'starting' AND "claim" = ?`,
-        [now, { json: { from: 'queued', to: 'starting' } }, tenantId, jobId, claim],
+        `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), ?, ?::jsonb FROM "Run" ` +
+          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "claim" = ?`,
+        [now, changed.type, { json: changed.data }, tenantId, jobId, move.to, claim],
       );
       if (sql.dialect === 'postgresql') {
         const [, runs] = await sql.batch<[number, Claimed[], number]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]), claimed, traced]);
@@ -321,15 +307,6 @@ export function createRunsRepo(db: TenantDb) {
     waitingOf: (jobId: string, debounceKey: string) =>
       db.run.findFirst({ where: { jobId, debounceKey, state: 'queued' }, orderBy: { id: 'desc' }, select: { id: true, createdAt: true } }),
 
-    /**
-     * Folds a delivery into a run still waiting: its context, prompt and name replace the run's, and it
-     * waits until `notBefore` (recording why in its trace); false when the run no longer waits.
-     */
-    fold(id: string, { prompt, name, inputs, notBefore }: { prompt: string; name: string; inputs: Record<string, unknown>; notBefore: Date }, trace: TraceEntry[]): Promise<boolean> {
-      const set = { text: `"prompt" = ?, "name" = ?, "inputs" = ?::jsonb, "notBefore" = ?::timestamp(3), "updatedAt" = ?::timestamp(3)`, params: [prompt, name, { json: inputs }, notBefore, new Date()] };
-      return write(id, trace, set, 'queued');
-    },
-
     /** The job's queued runs whose time in the queue is over. */
     overdue: (jobId: string, at: Date) => db.run.findMany({ where: { jobId, state: 'queued', expiresAt: { lte: at } }, select: { id: true, expiresAt: true, createdAt: true } }),
 
@@ -338,9 +315,9 @@ export function createRunsRepo(db: TenantDb) {
      * SQLite would walk all the job's runs in order rather than only the unfinished ones.
      */
     unfinishedOfKey: async (jobId: string, concurrencyKey: string | null) =>
-      (await db.run.findMany({ where: { jobId, concurrencyKey, state: { in: UNENDED } }, select: { id: true, state: true } })).sort((a, b) => (a.id < b.id ? -1 : 1)),
+      (await db.run.findMany({ where: { jobId, concurrencyKey, state: { in: [...UNENDED] } }, select: { id: true, state: true } })).sort((a, b) => (a.id < b.id ? -1 : 1)),
 
-    unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: UNENDED } }, select: { id: true, state: true } }),
+    unfinishedOfJob: (jobId: string) => db.run.findMany({ where: { jobId, state: { in: [...UNENDED] } }, select: { id: true, state: true } }),
   };
 }
 

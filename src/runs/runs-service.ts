@@ -7,7 +7,7 @@ import type { TenantDb } from '../db/tenant-scope';
 import type { KeysetRequest } from '../http/pagination';
 import { debounceMs, periodMs, ttlMs, type FlowControl } from '../jobs/flow-control-fns';
 import { InvalidConditions, InvalidTemplate, type JobsService, type RenderedJob } from '../jobs/jobs-service';
-import { Conflict, NotFound, RateLimited, ValidationFailed } from '../lib/errors';
+import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { clip } from '../lib/text';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
@@ -15,8 +15,10 @@ import type { Logger } from '../lib/logger';
 import type { WorkQueue } from '../lib/work-queue';
 import { decide } from '../triggers/conditions-fns';
 import type { Runner } from './runner';
-import { canonicalJson, isStoppable, isTerminal, onArrival, runView, type RunState, type RunView } from './runs-fns';
-import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo, type TraceEntry } from './runs-repo';
+import { admit } from './engine/admission';
+import { STOPPED, isRefused, isTerminal, transition, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
+import { canonicalJson, runView, type RunView } from './runs-fns';
+import { createRunsRepo, type NewRun, type RunFilter, type RunsRepo } from './runs-repo';
 
 type InvocationRequest = components['schemas']['InvocationRequest'];
 type Invocation = components['schemas']['Invocation'];
@@ -34,51 +36,22 @@ const runNotFound = () => new NotFound('No such run.');
  */
 type Flow = ReturnType<JobsService['flowKeys']> & { periodMs: number | null; ttlMs: number | null };
 
-/** Flow control folded the run into one still waiting (debounce): no run of its own was created. */
-export class RunFolded extends Error {
-  constructor(readonly into: string) {
-    super(`Folded into run ${into}, which waits for more (flowControl.debounce): the last one folded in gives it its context.`);
-  }
-}
-
-/** Flow control did not create the run: the job's rate limit for its key is reached until `until`. */
-export class RunRateLimited extends RateLimited {
-  constructor(
-    readonly until: Date,
-    { limit, period }: { limit: number; period: string },
-    now: Date,
-  ) {
-    super((until.getTime() - now.getTime()) / 1000, `No run was started: the job's rate limit (${limit} per ${period} per key, flowControl.rateLimit) is reached until ${until.toISOString()}`);
-  }
-}
-
-/** Flow control did not create the run: its concurrency key is held (`onConflict: skip`). */
-export class RunSkipped extends Conflict {
-  constructor(readonly holder: string) {
-    super('run_skipped', `No run was started: run ${holder} holds this run's concurrency key (flowControl.concurrency.onConflict: skip).`);
-  }
-}
-
-/** No run was created: the tenant's monthly budget is spent until `until` (the next month). */
-export class BudgetExhausted extends Conflict {
-  constructor(
-    readonly until: Date,
-    message: string,
-  ) {
-    super('budget_exhausted', message);
-  }
-}
+/** Why no run was created: flow control decided so (naming the run that took its place or holds its key), or the tenant's budget is spent. */
+export type Refusal =
+  | { action: 'folded' | 'skipped'; runId: string; message: string }
+  | { action: 'rate_limited' | 'budget_exhausted'; until: string; message: string };
 
 /** What a trigger's cause led to: a run, or flow control's decision not to start one. */
-export type TriggeredStart =
-  | { runId: string; flowControl?: undefined }
-  | { runId: null; flowControl: { action: 'folded' | 'skipped' | 'rate_limited' | 'key_error' | 'budget_exhausted'; runId?: string; until?: string; message: string } };
-const STOPPED = 'The run was stopped.';
+export type TriggeredStart = { runId: string; flowControl?: undefined } | { runId: null; flowControl: Refusal | { action: 'key_error'; message: string } };
+
+/** What an invocation led to: its run (`duplicate` when a repeated idempotency key answers the first one's), or a refusal. */
+export type Invoked = { invocation: Invocation; refused?: undefined } | { invocation?: undefined; refused: Refusal };
+
+/** A run created, or why none was. */
+type Created = { id: string; invocationId: string | null; refused?: undefined } | { refused: Refusal };
+
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
-/** 202 for a new run, 200 for the first answer to a repeated idempotency key. */
-type Accepted = { status: 202; body: Invocation };
-type Started = Accepted | { status: 200; body: Invocation };
 
 export interface RunsDeps {
   jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'flowKeys'>;
@@ -112,86 +85,92 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    * not be stopped (already ending or over). The guarded write notices a run that moved on meanwhile.
    */
   async function stopping(db: TenantDb, run: { id: string; jobId: string; state: string }, reason: { error: string; trace?: TraceEntry[] }): Promise<boolean> {
-    const repo = createRunsRepo(db);
-    for (let attempt = 0, state = run.state as RunState; attempt < 5; attempt++) {
-      if (!isStoppable(state)) return false;
-      if (await repo.move(run.id, state, 'canceling', { error: reason.error }, reason.trace)) {
-        await runner.cancel(db, run.id, run.jobId);
-        return true;
-      }
-      const current = await repo.find(run.id);
-      if (!current) return false;
-      state = current.state as RunState;
-    }
-    throw new Conflict('conflict', 'The run changed state while it was being stopped; try again.');
+    const move = await createRunsRepo(db).advance(run.id, { type: 'stop', ...reason }, run.state as RunState);
+    if (isRefused(move)) return false;
+    await runner.cancel(db, run.id, run.jobId);
+    return true;
   }
 
   /**
-   * Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch. Under the
-   * job's flow control the run takes its keys, and what it finds there decides: it may fold into a run of
-   * its debounce key still waiting (RunFolded), not be created (RunSkipped, RunRateLimited), or supersede
-   * its concurrency key's older runs (`onArrival`). The insert checks again what was read, so that runs
-   * created at the same moment (here or on another instance) decide as if one came after the other.
+   * Creates the run (and the invocation that asks for it, if any) and hands the job to dispatch, when
+   * admission (engine/admission.ts) says so with what the database shows under the run's keys: it may fold
+   * into a run of its debounce key still waiting, be refused (skipped, rate-limited), or supersede its
+   * concurrency key's older runs. The insert checks again what was read, so that runs created at the same
+   * moment (here or on another instance) decide as if one came after the other; a refused insert looks again.
    */
-  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow) {
+  async function create(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string } | null, { concurrency, rateLimit, debounce, periodMs, ttlMs }: Flow): Promise<Created> {
     const repo = createRunsRepo(db);
     const refused = await budgetRefusal(db);
-    if (refused) throw new BudgetExhausted(refused.until, refused.message);
+    if (refused) return { refused: { action: 'budget_exhausted', until: refused.until.toISOString(), message: refused.message } };
     const at = now();
     const later = (ms: number) => new Date(at.getTime() + ms);
     // Dispatch also ends the runs whose time in the queue is over and starts a waiting run when its time comes.
     const dispatchIn = (delayMs?: number) => runner.dispatch(db.$tenant().id, run.jobId, delayMs);
-    // Debounced: a run of the key still waiting takes this one's place, and waits again.
-    const folding = debounce && { key: debounce.runKey ?? '~', ...debounceMs(debounce) };
+    const rules = { concurrency, rateLimit, debounce: debounce ? debounceMs(debounce) : null };
+    const debounceKey = debounce ? (debounce.runKey ?? '~') : null;
     const keyLimit = concurrency?.onConflict === 'skip' ? concurrency.limit : null;
     const ids = { id: newId('run'), invocationId: key ? newId('inv') : null };
-    const trace = [{ type: 'prompt_rendered' as const, data: { name: run.name, promptLength: run.prompt.length } }];
+    const trace: TraceEntry[] = [{ type: 'prompt_rendered', data: { name: run.name, promptLength: run.prompt.length } }];
     const invocation = key && { id: ids.invocationId!, ...key, expiresAt: later(IDEMPOTENCY_TTL_MS) };
     const expiresAt = ttlMs === null ? null : later(ttlMs);
     // Without a key, the whole job is one key of its rate limit.
     const rateKey = rateLimit ? (rateLimit.runKey ?? '~') : null;
     const window = rateLimit && { limit: rateLimit.limit, since: later(-periodMs!) };
-    const waits = folding && { debounceKey: folding.key, notBefore: later(folding.periodMs) };
-    let arrival: ReturnType<typeof onArrival> | null = null;
+    let supersede: string[] = [];
     for (let look = 1; ; look++) {
-      if (folding) {
-        const waiting = await repo.waitingOf(run.jobId, folding.key);
-        const notBefore = waiting && new Date(Math.min(at.getTime() + folding.periodMs, waiting.createdAt.getTime() + folding.maxWaitMs));
-        const folded: TraceEntry[] = [{ type: 'flow_control', data: { action: 'folded', cause: run.startKey ?? null, waitsUntil: notBefore?.toISOString() } }];
-        if (waiting && (await repo.fold(waiting.id, { prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore: notBefore! }, folded))) {
-          dispatchIn(notBefore!.getTime() - at.getTime() + 50);
-          throw new RunFolded(waiting.id);
+      const waiting = debounceKey === null ? null : await repo.waitingOf(run.jobId, debounceKey);
+      const seen = {
+        waiting: waiting && { id: waiting.id, createdAt: waiting.createdAt.getTime() },
+        unfinished: concurrency ? await repo.unfinishedOfKey(run.jobId, concurrency.runKey) : [],
+        recent: null,
+      };
+      const admission = admit(rules, seen, at.getTime());
+      if (admission.action === 'skip') {
+        return { refused: { action: 'skipped', runId: admission.holder, message: `No run was started: run ${admission.holder} holds this run's concurrency key (flowControl.concurrency.onConflict: skip).` } };
+      }
+      if (admission.action === 'fold') {
+        const notBefore = new Date(admission.notBefore);
+        const fold = transition('queued', { type: 'fold', prompt: run.prompt, name: run.name, inputs: run.inputs, notBefore, cause: run.startKey ?? null }) as Transition;
+        if (await repo.apply(admission.into, fold)) {
+          dispatchIn(notBefore.getTime() - at.getTime() + 50);
+          return { refused: { action: 'folded', runId: admission.into, message: `Folded into run ${admission.into}, which waits for more (flowControl.debounce): the last one folded in gives it its context.` } };
+        }
+        // The waiting run started meanwhile: look again.
+      } else if (admission.action === 'queue') {
+        const waits = admission.notBefore === null ? {} : { debounceKey, notBefore: new Date(admission.notBefore) };
+        const guards = { rate: window, debounced: debounceKey !== null, keyLimit };
+        if (await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, guards)) {
+          supersede = admission.supersede;
+          break;
         }
       }
-      arrival = concurrency && onArrival(concurrency, await repo.unfinishedOfKey(run.jobId, concurrency.runKey));
-      if (arrival?.skippedFor) throw new RunSkipped(arrival.skippedFor);
-      const guards = { rate: window, debounced: !!folding, keyLimit };
-      if (await repo.createInvoked({ ...run, ...ids, concurrencyKey: concurrency?.runKey ?? null, expiresAt, rateKey, ...waits }, invocation, trace, guards)) break;
       // Refused: the rate limit is full, or a run of the key came first (one now waits, or holds its places): look again.
-      if ((folding || keyLimit !== null) && look < 3) continue;
+      if ((debounceKey !== null || keyLimit !== null) && look < 3) continue;
       if (!window) throw new Conflict('conflict', 'Other runs of the job were created at the same moment; try again.');
       const freedFrom = await repo.rateRoomFrom(run.jobId, rateKey!, window.limit, window.since);
       // Retry-After counts from the refusal: a run of the key created since `at` leaves the window later than `at` + period.
-      throw new RunRateLimited(new Date((freedFrom ?? at).getTime() + periodMs!), rateLimit!, now());
+      const until = new Date((freedFrom ?? at).getTime() + periodMs!).toISOString();
+      return { refused: { action: 'rate_limited', until, message: `No run was started: the job's rate limit (${rateLimit!.limit} per ${rateLimit!.period} per key, flowControl.rateLimit) is reached until ${until}` } };
     }
     notify(db.$tenant().id, 'queued', ids.id);
-    for (const older of arrival?.supersede ?? []) {
+    for (const older of supersede) {
       const trace: TraceEntry[] = [{ type: 'flow_control', data: { action: 'superseded', byRunId: ids.id, key: concurrency!.runKey } }];
       await stopping(db, { id: older, jobId: run.jobId, state: 'queued' }, { error: `Superseded by run ${ids.id} (flowControl.concurrency: cancel-running).`, trace });
     }
     dispatchIn();
     if (expiresAt) dispatchIn(ttlMs! + 100);
-    if (folding) dispatchIn(folding.periodMs + 50);
+    if (rules.debounce) dispatchIn(rules.debounce.periodMs + 50);
     return ids;
   }
 
-  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }, flow: Flow): Promise<Accepted> {
-    const ids = await create(db, run, key, flow);
-    return { status: 202, body: { invocationId: ids.invocationId!, runId: ids.id, state: 'queued', duplicate: false } };
+  async function start(db: TenantDb, run: Omit<NewRun, 'id' | 'invocationId'>, key: { idempotencyKey: string | null; requestHash: string }, flow: Flow): Promise<Invoked> {
+    const created = await create(db, run, key, flow);
+    if (created.refused) return created;
+    return { invocation: { invocationId: created.invocationId!, runId: created.id, state: 'queued', duplicate: false } };
   }
 
   /** The first answer to a repeated key, or null when the key has expired (and is now free). */
-  async function repeated(repo: RunsRepo, jobId: string, idempotencyKey: string, requestHash: string): Promise<Started | null> {
+  async function repeated(repo: RunsRepo, jobId: string, idempotencyKey: string, requestHash: string): Promise<Invoked | null> {
     const first = await repo.findInvocation(jobId, idempotencyKey);
     if (!first) return null;
     if (first.expiresAt <= now()) {
@@ -202,7 +181,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       throw new Conflict('idempotency_key_reused', 'This idempotency key was used with a different request body in the last 24 hours.');
     }
     const run = await repo.find(first.runId);
-    return { status: 200, body: { invocationId: first.id, runId: first.runId, state: (run?.state ?? 'queued') as RunState, duplicate: true } };
+    return { invocation: { invocationId: first.id, runId: first.runId, state: (run?.state ?? 'queued') as RunState, duplicate: true } };
   }
 
   /**
@@ -250,19 +229,20 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const { prompt, name } = await jobs.render(db, job, seen, {}, { background: true });
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
+    let created: Created;
     try {
-      return { runId: (await create(db, run, null, flowOf(job, seen, { triggered: true }))).id };
+      created = await create(db, run, null, flowOf(job, seen, { triggered: true }));
     } catch (err) {
       if (err instanceof InvalidConditions) return { runId: null, flowControl: { action: 'key_error', message: err.message } };
-      // The same cause again answers the run it started, before flow control would look at it.
-      const first = (isUniqueViolation(err) || err instanceof RunSkipped || err instanceof RunRateLimited || err instanceof BudgetExhausted) && (await createRunsRepo(db).findStarted(job.id, startKey));
+      // The same cause again: the unique start key refused the insert.
+      const first = isUniqueViolation(err) && (await createRunsRepo(db).findStarted(job.id, startKey));
       if (first) return { runId: first.id };
-      if (err instanceof RunFolded) return { runId: null, flowControl: { action: 'folded', runId: err.into, message: err.message } };
-      if (err instanceof RunSkipped) return { runId: null, flowControl: { action: 'skipped', runId: err.holder, message: err.message } };
-      if (err instanceof RunRateLimited) return { runId: null, flowControl: { action: 'rate_limited', until: err.until.toISOString(), message: err.message } };
-      if (err instanceof BudgetExhausted) return { runId: null, flowControl: { action: 'budget_exhausted', until: err.until.toISOString(), message: err.message } };
       throw err;
     }
+    if (!created.refused) return { runId: created.id };
+    // The same cause again answers the run it started, before flow control would look at it.
+    const first = created.refused.action !== 'folded' && (await createRunsRepo(db).findStarted(job.id, startKey));
+    return first ? { runId: first.id } : { runId: null, flowControl: created.refused };
   }
 
   /** A run an invocation continues must be the job's, and the job's agent one whose sessions Flows keeps. */
@@ -276,7 +256,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));
 
   return {
-    async invoke(db: TenantDb, jobRef: string, body: InvocationRequest): Promise<Started> {
+    async invoke(db: TenantDb, jobRef: string, body: InvocationRequest): Promise<Invoked> {
       const job = (await jobs.live(db)).find(jobRef);
       if (!job) throw new NotFound('No such job.');
       const requestHash = sha256(canonicalJson(body));
@@ -338,7 +318,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       return runView({ ...run, state: 'canceling', error: run.error ?? STOPPED });
     },
 
-    async replay(db: TenantDb, runId: string): Promise<Accepted> {
+    async replay(db: TenantDb, runId: string): Promise<Invoked> {
       const repo = createRunsRepo(db);
       const original = await foundRun(repo, runId);
       if (!isTerminal(original.state as RunState)) throw new Conflict('run_not_finished', `The run is ${original.state}; only finished runs can be replayed.`);
@@ -373,7 +353,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     async cancelRunsOfJob(db: TenantDb, jobId: string) {
       const repo = createRunsRepo(db);
       for (const run of await repo.unfinishedOfJob(jobId)) {
-        if (await repo.move(run.id, run.state as RunState, 'canceling', { error: STOPPED })) await runner.cancel(db, run.id, null);
+        if (!isRefused(await repo.advance(run.id, { type: 'stop', error: STOPPED }, run.state as RunState))) await runner.cancel(db, run.id, null);
       }
     },
   };

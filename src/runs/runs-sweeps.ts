@@ -3,10 +3,7 @@
 // with queued runs (whose dispatch may have gone with an instance).
 import type { Db } from '../db/client';
 import type { Logger } from '../lib/logger';
-import { ACTIVE_STATES, RUN_STATES, isTerminal, type RunState } from './runs-fns';
-
-/** States of runs not over: they and the runs they refer to are never pruned. */
-const UNFINISHED = RUN_STATES.filter((state) => !isTerminal(state));
+import { ACTIVE, UNFINISHED, type RunState } from './engine/lifecycle';
 
 export interface UnfinishedRun {
   tenantId: string;
@@ -70,7 +67,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
       const live = othersGone ? [] : await db.instance.findMany({ where: { heartbeatAt: { gte: lapsedBefore() } }, select: { id: true } });
       const owners = [instanceId, ...live.map((instance) => instance.id)];
       const runs = await db.run.findMany({
-        where: { state: { in: ACTIVE_STATES }, OR: [{ ownerId: null }, { ownerId: { notIn: owners } }] },
+        where: { state: { in: [...ACTIVE] }, OR: [{ ownerId: null }, { ownerId: { notIn: owners } }] },
         select: { tenantId: true, id: true, jobId: true, state: true, executorRef: true, attempt: true },
         orderBy: { id: 'asc' },
         take: ORPHANS_PER_SWEEP,
@@ -94,7 +91,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
         const keeping = new Set(
           (
             await db.run.findMany({
-              where: { state: { in: UNFINISHED }, OR: [{ replayOf: { in: ids } }, ...ids.map((id) => ({ triggerType: 'run', startKey: { endsWith: `:${id}` } }))] },
+              where: { state: { in: [...UNFINISHED] }, OR: [{ replayOf: { in: ids } }, ...ids.map((id) => ({ triggerType: 'run', startKey: { endsWith: `:${id}` } }))] },
               select: { replayOf: true, startKey: true },
             })
           ).flatMap((run) => [run.replayOf, run.startKey?.split(':').slice(2).join(':')]),

@@ -9,7 +9,7 @@ import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
 import type { RunsService } from '../runs/runs-service';
 import { eventName } from '../triggers/event-patterns-fns';
-import { decideCandidates } from './webhooks-fns';
+import { decideIndexed } from './webhooks-fns';
 import { createWebhooksRepo, type Decision } from './webhooks-repo';
 
 /** Waiting deliveries read at a time. */
@@ -53,7 +53,7 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
     const context = activity.context as Record<string, unknown>;
     const live = await jobs.live(db);
     const decisions: Decision[] = [];
-    const { decided, misses } = decideCandidates(live.webhookCandidates(activity.sourceId), eventName(activity.event, activity.action), context);
+    const { decided, misses } = decideIndexed(live.webhookIndex(activity.sourceId), eventName(activity.event, activity.action), context);
     for (const { candidate, decision: outcome } of decided) {
       const decision: Decision = { jobId: candidate.job.id, ...outcome, runId: null };
       if (decision.decision === 'match') {

@@ -7,6 +7,7 @@ import type { WebhookCandidate } from '../jobs/jobs-catalog';
 import { contextSize } from '../triggers/cel-fns';
 import { decide, decidePrepared } from '../triggers/conditions-fns';
 import { matchesEvents } from '../triggers/event-patterns-fns';
+import type { TriggerIndex } from '../triggers/trigger-index-fns';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
 export type TriggerDecision = components['schemas']['TriggerDecision'];
@@ -331,4 +332,14 @@ export function decideCandidates(candidates: WebhookCandidate[], name: string, c
     if (outcome.decision !== 'no-match' || keepMisses) decided.push({ candidate, decision: triggerDecision(candidate.id, outcome) });
   }
   return { decided, misses };
+}
+
+/**
+ * The decisions and count of misses of `decideCandidates` over all of a source's candidates, evaluating only
+ * those its index leaves: a candidate left out whose events match is certain to be a miss.
+ */
+export function decideIndexed(index: TriggerIndex<WebhookCandidate>, name: string, context: Record<string, unknown>) {
+  const { candidates, eventsMatched } = index.candidatesFor(name, context);
+  const { decided } = decideCandidates(candidates, name, context);
+  return { decided, misses: eventsMatched - decided.length };
 }

@@ -15,7 +15,7 @@ import { keptFor } from '../lib/kept';
 import type { Logger } from '../lib/logger';
 import { newSigningSecret, type SecretBox } from '../lib/secrets';
 import type { WorkQueue } from '../lib/work-queue';
-import { simulateFlow } from '../runs/runs-fns';
+import { simulateFlow } from '../runs/engine/admission';
 import type { GithubAppsService } from '../repositories/github-apps-service';
 import type { RunsService } from '../runs/runs-service';
 import { debounceMs, durationMs } from '../jobs/flow-control-fns';

@@ -8,7 +8,7 @@ import { postgresUrl } from '../support/databases';
 import { accessToken, createOwner } from '../support/identity';
 import { freePort, startServerProcess, type ServerProcess } from '../support/server-process';
 import { until } from '../support/until';
-import { INTERRUPTED } from '../../src/runs/runner';
+import { INTERRUPTED } from '../../src/runs/engine/lifecycle';
 
 const onPostgres = postgresUrl ? describe : describe.skip;
 

@@ -1,7 +1,7 @@
 // A run in flight when the server dies: a sandboxed agent dies with it, an unsandboxed one outlives a
 // SIGKILL of the server; either way the next start fails the run as interrupted, ends whatever of the
 // agent is left and starts what was queued. A SIGTERM ends active runs the same way before the process exits.
-import { INTERRUPTED } from '../../src/runs/runner';
+import { INTERRUPTED } from '../../src/runs/engine/lifecycle';
 import Dockerode from 'dockerode';
 import { LABELS } from '../../src/integrations/docker-fns';
 import { agentCommand, processesOf } from '../support/agent';

@@ -1,7 +1,7 @@
 // Runs on VM-host targets against a fake VM host and a fake agent provider (real HTTP on loopback):
 // the VM is destroyed on every path (success, agent failure, failed or slow boot, provider errors,
 // timeout, stop, and after a crash); diagnostics report each step; no token ever comes back.
-import { INTERRUPTED } from '../../src/runs/runner';
+import { INTERRUPTED } from '../../src/runs/engine/lifecycle';
 import { startTestApp, type TestApp } from '../support/app';
 import { AGENT_TOKEN, startFakeProviders, VMHOST_TOKEN, type FakeProviders } from '../support/fake-providers';
 import { call } from '../support/http';

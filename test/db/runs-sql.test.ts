@@ -3,6 +3,7 @@
 // Dates and JSON are written as the Prisma client reads them, on both databases.
 import { forTenant } from '../../src/db/tenant-scope';
 import { newId } from '../../src/lib/ids';
+import { transition, type RunEvent, type RunState, type Transition } from '../../src/runs/engine/lifecycle';
 import { createRunsRepo } from '../../src/runs/runs-repo';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 
@@ -20,6 +21,10 @@ afterAll(() => database.drop());
 
 const repoOf = (tenantId: string) => createRunsRepo(forTenant(database.db, tenantId));
 const newRun = (tenantId: string) => ({ id: newId('run'), jobId: jobOf[tenantId], invocationId: null, name: 'n', prompt: 'p', triggerType: 'invocation', triggerId: null, inputs: { data: { n: 1 } } });
+/** The lifecycle's move of the run from `from` through `event`, written through the tenant's repository. */
+const moved = (tenantId: string, id: string, from: RunState, event: RunEvent) => repoOf(tenantId).apply(id, transition(from, event) as Transition);
+const stop: RunEvent = { type: 'stop', error: 'stopped' };
+const failed: RunEvent = { type: 'outcome', outcome: { state: 'failed', error: 'x', cause: 'agent' } };
 const rowOf = (id: string) => database.db.run.findUniqueOrThrow({ where: { id }, include: { events: { orderBy: { seq: 'asc' } } } });
 
 async function queuedRun(tenantId: string, concurrencyKey: string | null = null) {
@@ -45,7 +50,7 @@ describe('the statements of a run', () => {
     const before = await rowOf(run.id);
 
     expect(await repoOf(B).claim(jobOf[A], { limit: 5 }, 'inst_b:1', 'inst_b')).toEqual([]);
-    expect(await repoOf(B).move(run.id, 'queued', 'canceling')).toBe(false);
+    expect(await moved(B, run.id, 'queued', stop)).toBe(false);
     expect(await repoOf(B).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(false);
     expect(await rowOf(run.id)).toEqual(before);
 
@@ -53,9 +58,9 @@ describe('the statements of a run', () => {
     const claimed = await repoOf(A).claim(jobOf[A], { limit: 5 }, 'inst_a:1', 'inst_a');
     expect(claimed.map((r) => r.id)).toContain(run.id);
     expect(await repoOf(A).append(run.id, [{ type: 'agent_output', data: { stream: 'stdout', text: 'x' } }])).toBe(true);
-    expect(await repoOf(A).move(run.id, 'starting', 'running', { executorRef: 'local:1' })).toBe(true);
-    expect(await repoOf(A).move(run.id, 'starting', 'running')).toBe(false); // no longer in `from`
-    expect(await repoOf(A).move(run.id, 'running', 'succeeded', { result: { ok: true } }, [{ type: 'result', data: { ok: true } }])).toBe(true);
+    expect(await moved(A, run.id, 'starting', { type: 'started', executorRef: 'local:1' })).toBe(true);
+    expect(await moved(A, run.id, 'starting', { type: 'started', executorRef: 'local:2' })).toBe(false); // no longer in `from`
+    expect(await moved(A, run.id, 'running', { type: 'outcome', outcome: { state: 'succeeded', result: { ok: true } } })).toBe(true);
     const row = await rowOf(run.id);
     expect(row).toMatchObject({ state: 'succeeded', claim: 'inst_a:1', ownerId: 'inst_a', executorRef: 'local:1', result: { ok: true }, traceLength: 6 });
     expect(row.startedAt!.getTime()).toBeLessThanOrEqual(row.finishedAt!.getTime());
@@ -75,7 +80,7 @@ describe('the statements of a run', () => {
     const first = await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:2', 'inst_b');
     expect(first.map((r) => r.id)).toEqual(runs.slice(0, 2));
     expect(await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:3', 'inst_b')).toEqual([]);
-    await repoOf(B).move(runs[0], 'starting', 'failed', { error: 'x' });
+    await moved(B, runs[0], 'starting', failed);
     expect((await repoOf(B).claim(jobOf[B], { limit: 2 }, 'inst_b:4', 'inst_b')).map((r) => r.id)).toEqual([runs[2]]);
     expect((await rowOf(runs[2])).events.map((e) => e.type)).toEqual(['prompt_rendered', 'state_changed']);
   });
@@ -83,17 +88,17 @@ describe('the statements of a run', () => {
   it('starts, under a key\'s limit, the oldest runs whose key has room, a full key holding back only its own', async () => {
     // The runs the test before left unfinished end first.
     for (const { id, state } of await database.db.run.findMany({ where: { tenantId: B, state: { in: ['queued', 'starting'] } } })) {
-      await repoOf(B).move(id, state as 'queued' | 'starting', 'canceling');
-      await repoOf(B).move(id, 'canceling', 'canceled');
+      await moved(B, id, state as RunState, stop);
+      await moved(B, id, 'canceling', { type: 'lost' });
     }
     const [a1, a2, b1, a3, c1] = [await queuedRun(B, '"a"'), await queuedRun(B, '"a"'), await queuedRun(B, '"b"'), await queuedRun(B, '"a"'), await queuedRun(B, null)].map(({ run }) => run.id);
     const first = await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:5', 'inst_b');
     expect(first.map((r) => r.id)).toEqual([a1, b1, c1]);
     expect(await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:6', 'inst_b')).toEqual([]);
-    await repoOf(B).move(a1, 'starting', 'failed', { error: 'x' });
+    await moved(B, a1, 'starting', failed);
     expect((await repoOf(B).claim(jobOf[B], { limit: 10, keyLimit: 1 }, 'inst_b:7', 'inst_b')).map((r) => r.id)).toEqual([a2]);
     // The job's own limit still caps them all: two keys have room, one slot is left.
-    await repoOf(B).move(b1, 'starting', 'failed', { error: 'x' });
+    await moved(B, b1, 'starting', failed);
     await queuedRun(B, '"b"');
     expect(await repoOf(B).claim(jobOf[B], { limit: 2, keyLimit: 2 }, 'inst_b:8', 'inst_b')).toEqual([]);
     expect((await repoOf(B).claim(jobOf[B], { limit: 3, keyLimit: 2 }, 'inst_b:9', 'inst_b')).map((r) => r.id)).toEqual([a3]);

@@ -8,7 +8,7 @@ import { agentCommandLine, agentProblem, unheldCostBudget } from '../../src/agen
 import { pricesProblem } from '../../src/lib/model-prices';
 import type { Outcome } from '../../src/integrations/executor';
 import { agentStream, MAX_TEXT } from '../../src/runs/agent-stream';
-import type { TraceEntry } from '../../src/runs/runs-repo';
+import type { TraceEntry } from '../../src/runs/engine/lifecycle';
 
 const FIXTURES = path.join(__dirname, '../fixtures/agents');
 const lines = (name: string) => readFileSync(path.join(FIXTURES, `${name}.jsonl`), 'utf8').split('\n').filter(Boolean);

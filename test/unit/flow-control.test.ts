@@ -1,7 +1,7 @@
 // Flow control's pure parts: how an update merges into a job's flow control, the key a context gives,
 // and what a new run does about its key's unfinished runs.
 import { compileKeys, durationMs, keyOf, mergeFlowControl, runKeys } from '../../src/jobs/flow-control-fns';
-import { onArrival, retryDelayMs, simulateFlow } from '../../src/runs/runs-fns';
+import { onArrival, retryDelayMs, simulateFlow } from '../../src/runs/engine/admission';
 import { compileCel } from '../../src/triggers/cel-fns';
 
 const runs = (...ids: string[]) => ids.map((id) => ({ id }));
