@@ -3,10 +3,16 @@
 // is loaded only when used: an embedded install never loads PostgreSQL's, and the reverse.
 import type { PrismaClient as SqliteClient } from '../../generated/prisma/sqlite/client';
 import { providerOf } from '../config';
+import { directSqlite, type SqliteDirect } from './sqlite-direct';
 
 export type Db = SqliteClient;
 export type Tx = Omit<Db, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
 export type { Prisma } from '../../generated/prisma/sqlite/client';
+
+const directs = new WeakMap<Db, SqliteDirect>();
+
+/** The embedded database's direct path to the client's own connection (sqlite-direct.ts); null on PostgreSQL. */
+export const directOf = (db: Db): SqliteDirect | null => directs.get(db) ?? null;
 
 export async function createDb(url: string): Promise<Db> {
   if (providerOf(url) === 'postgresql') {
@@ -16,7 +22,9 @@ export async function createDb(url: string): Promise<Db> {
   }
   const { PrismaClient } = require('../../generated/prisma/sqlite/client') as typeof import('../../generated/prisma/sqlite/client');
   const { PrismaBetterSQLite3 } = require('@prisma/adapter-better-sqlite3') as typeof import('@prisma/adapter-better-sqlite3');
-  const db = new PrismaClient({ adapter: new PrismaBetterSQLite3({ url, timeout: 5000 }) });
+  const { factory, direct } = directSqlite(new PrismaBetterSQLite3({ url, timeout: 5000 }));
+  const db = new PrismaClient({ adapter: factory });
+  directs.set(db, direct);
   // WAL lets readers run beside the one writer; it persists in the file. Foreign keys are per connection.
   await db.$queryRawUnsafe('PRAGMA journal_mode = WAL');
   await db.$queryRawUnsafe('PRAGMA foreign_keys = ON');

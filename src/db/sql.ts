@@ -2,8 +2,10 @@
 // CPU of a raw one. Statements are written once with `?` placeholders and PostgreSQL casts (`?::jsonb`,
 // `?::timestamp(3)`); on PostgreSQL the placeholders are numbered, on SQLite the casts are dropped. They
 // are reached only through the tenant-bound client (tenant-scope.ts): each names the tenant in its
-// `WHERE` or its values, and the tests prove another tenant's rows untouched.
-import type { Db } from './client';
+// `WHERE` or its values, and the tests prove another tenant's rows untouched. On SQLite they run on the
+// client's own connection, prepared once (sqlite-direct.ts); on PostgreSQL, through the client.
+import { directOf, type Db } from './client';
+import type { DirectStatement, SqliteDirect } from './sqlite-direct';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -22,8 +24,32 @@ function translate(dialect: Dialect, text: string): string {
 
 export type SqlParam = string | number | boolean | null | Date | { json: unknown };
 
+/**
+ * A statement on SQLite's direct path: run when awaited, or with others in one transaction by `batch`.
+ * Integers it reads are numbers (through the client they are bigints).
+ */
+class DirectLazy<T> implements PromiseLike<T> {
+  #done: Promise<T> | null = null;
+  constructor(
+    readonly statement: DirectStatement,
+    private readonly direct: SqliteDirect,
+    /** The same statement through the client, when the direct connection is not open. */
+    readonly viaClient: () => Promise<T>,
+  ) {}
+  #start(): Promise<T> {
+    return (this.#done ??= (this.direct.batch([this.statement]) as Promise<[T]> | null)?.then(([answer]) => answer) ?? this.viaClient());
+  }
+  then<A = T, B = never>(fulfilled?: ((value: T) => A | PromiseLike<A>) | null, rejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<A | B> {
+    return this.#start().then(fulfilled, rejected);
+  }
+  catch<B = never>(rejected?: ((reason: unknown) => B | PromiseLike<B>) | null): Promise<T | B> {
+    return this.#start().catch(rejected);
+  }
+}
+
 export function createSql(db: Db) {
   const dialect = dialectOf(db);
+  const direct = dialect === 'sqlite' ? directOf(db) : null;
   const texts = new Map<string, string>();
   const prepared = (text: string) => {
     let translated = texts.get(text);
@@ -32,14 +58,26 @@ export function createSql(db: Db) {
   };
   const param = (value: SqlParam) =>
     value instanceof Date ? dateParam(dialect, value) : value !== null && typeof value === 'object' ? JSON.stringify(value.json) : typeof value === 'boolean' && dialect === 'sqlite' ? Number(value) : value;
+  const viaClient = {
+    run: (text: string, params: SqlParam[]) => db.$executeRawUnsafe(prepared(text), ...params.map(param)),
+    query: <T>(text: string, params: SqlParam[]) => db.$queryRawUnsafe<T[]>(prepared(text), ...params.map(param)),
+  };
+  const lazy = <T>(kind: DirectStatement['kind'], text: string, params: SqlParam[]) =>
+    new DirectLazy<T>({ text: prepared(text), params: params.map(param), kind }, direct!, () => viaClient[kind](text, params) as Promise<T>);
   return {
     dialect,
-    /** A statement that changes rows: the count it changed (a PrismaPromise: it may go in a `$transaction` batch). */
-    run: (text: string, params: SqlParam[]) => db.$executeRawUnsafe(prepared(text), ...params.map(param)),
+    /** A statement that changes rows: the count it changed (it may go in a `batch`). */
+    run: (text: string, params: SqlParam[]): PromiseLike<number> => (direct ? lazy<number>('run', text, params) : viaClient.run(text, params)),
     /** A statement that answers rows (a select, or a write with RETURNING). */
-    query: <T>(text: string, params: SqlParam[]) => db.$queryRawUnsafe<T[]>(prepared(text), ...params.map(param)),
+    query: <T>(text: string, params: SqlParam[]): PromiseLike<T[]> => (direct ? lazy<T[]>('query', text, params) : viaClient.query<T>(text, params)),
     /** Statements run in order in one transaction, without a round trip to this process between them. */
-    batch: <T extends readonly unknown[]>(statements: [...{ [K in keyof T]: Promise<T[K]> }]) => db.$transaction(statements as never) as unknown as Promise<T>,
+    batch<T extends readonly unknown[]>(statements: [...{ [K in keyof T]: PromiseLike<T[K]> }]): Promise<T> {
+      const lazies = statements as unknown as DirectLazy<unknown>[];
+      const answered = direct && lazies.every((statement) => statement instanceof DirectLazy) ? direct.batch(lazies.map((statement) => statement.statement)) : null;
+      if (answered) return answered as Promise<unknown> as Promise<T>;
+      const clientCalls = direct ? lazies.map((statement) => statement.viaClient()) : statements;
+      return db.$transaction(clientCalls as never) as unknown as Promise<T>;
+    },
     /** `GREATEST` on PostgreSQL is `MAX` with two arguments on SQLite. */
     greatest: dialect === 'postgresql' ? 'GREATEST' : 'MAX',
   };

@@ -38,7 +38,7 @@ export function createUsageRepo(db: TenantDb) {
     setOwnBudget: (monthlyUsd: number | null) => sql.run('UPDATE "Tenant" SET "monthlyBudgetUsd" = ?::float8 WHERE "id" = ?', [monthlyUsd, tenantId]),
 
     /** The sums of the runs created in `[since, until)` that have usage, one row per job or per day. */
-    sums(since: Date, until: Date, groupBy: UsageGrouping): Promise<UsageRow[]> {
+    async sums(since: Date, until: Date, groupBy: UsageGrouping): Promise<UsageRow[]> {
       const byJob = groupBy === 'job';
       const sums = NUMBERS.map((field) => `SUM(${reads.integer(field)}) AS "${field}"`).join(', ');
       return sql.query<UsageRow>(

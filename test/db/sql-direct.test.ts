@@ -1,0 +1,72 @@
+// The hand-written statements (db/sql.ts) on each database: integers bound as integers, a batch all or
+// nothing, and on SQLite the direct path on the client's own connection never inside a transaction of the
+// client's (a batch sent while one is open waits for it, and is not rolled back with it).
+import { forTenant } from '../../src/db/tenant-scope';
+import { directOf } from '../../src/db/client';
+import { isUniqueViolation } from '../../src/db/errors';
+import { newId } from '../../src/lib/ids';
+import { createTestDatabase, provider, type TestDatabase } from '../support/databases';
+
+let database: TestDatabase;
+const tenantId = newId('ten');
+
+beforeAll(async () => {
+  database = await createTestDatabase();
+  await database.db.tenant.create({ data: { id: tenantId, name: 'T' } });
+});
+afterAll(() => database.drop());
+
+const sqlOf = () => forTenant(database.db, tenantId).$tenant().sql;
+const budget = async () => (await database.db.tenant.findUniqueOrThrow({ where: { id: tenantId } })).monthlyBudgetUsd;
+
+it('binds integers as integers and answers numbers', async () => {
+  const [row] = await sqlOf().query<{ text: string; sum: unknown }>(`SELECT 'run:' || (? + 1) AS "text", ? + 2 AS "sum"`, [2, 5]);
+  expect(row.text).toBe('run:3');
+  expect(Number(row.sum)).toBe(7);
+});
+
+it('writes a batch all or nothing', async () => {
+  const sql = sqlOf();
+  const set = (usd: number) => sql.run('UPDATE "Tenant" SET "monthlyBudgetUsd" = ?::float8 WHERE "id" = ?', [usd, tenantId]);
+  const refused = await sql.batch([set(10), sql.run('INSERT INTO "Tenant" ("id", "name") VALUES (?, ?)', [tenantId, 'again'])]).catch((err: unknown) => err);
+  expect(isUniqueViolation(refused)).toBe(true);
+  expect(await budget()).toBeNull();
+  await sql.batch([set(10), set(12.5)]);
+  expect(await budget()).toBe(12.5);
+});
+
+(provider === 'sqlite' ? describe : describe.skip)('on SQLite, the client\'s own connection', () => {
+  it('runs the statements there, not through the client (which would answer a count as a bigint)', async () => {
+    expect(directOf(database.db)).not.toBeNull();
+    const [row] = await sqlOf().query<{ n: unknown }>('SELECT COUNT(*) AS "n" FROM "Tenant" WHERE "id" = ?', [tenantId]);
+    expect(row.n).toBe(1);
+  });
+
+  it('waits for a transaction of the client\'s, and is not rolled back with it', async () => {
+    const sql = sqlOf();
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let opened!: () => void;
+    const open = new Promise<void>((resolve) => (opened = resolve));
+    // The client's interactive transaction writes, waits (open across an await), then fails: it is rolled back.
+    const failing = database.db
+      .$transaction(async (tx) => {
+        await tx.tenant.update({ where: { id: tenantId }, data: { name: 'inside' } });
+        opened();
+        await held;
+        throw new Error('rolled back');
+      })
+      .catch((err: Error) => err.message);
+    await open;
+    const order: string[] = [];
+    const batch = sql.batch([sql.run('UPDATE "Tenant" SET "monthlyBudgetUsd" = ?::float8 WHERE "id" = ?', [99, tenantId])]).then(() => order.push('batch'));
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    order.push('released');
+    release();
+    expect(await failing).toBe('rolled back');
+    await batch;
+    expect(order).toEqual(['released', 'batch']);
+    const row = await database.db.tenant.findUniqueOrThrow({ where: { id: tenantId } });
+    expect([row.name, row.monthlyBudgetUsd]).toEqual(['T', 99]);
+  });
+});
