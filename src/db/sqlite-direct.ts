@@ -1,9 +1,16 @@
 // The embedded database's hot statements, run on the connection the Prisma client itself uses (its driver
-// adapter's better-sqlite3 handle) instead of through the client: each statement is prepared once and kept,
-// and a batch is one synchronous transaction. Through the client, every statement is planned by the query
-// engine and prepared anew by the adapter, about 1 ms of CPU each; here it costs tens of microseconds.
-// One connection serves both, so a batch never runs inside a transaction of the client's: while one is
-// open, the batch waits for the adapter's transaction lock, as the client's own transactions do.
+// adapter's better-sqlite3 handle) instead of through the client: each statement is prepared once and kept.
+// Through the client, every statement is planned by the query engine and prepared anew by the adapter,
+// about 1 ms of CPU each; here it costs tens of microseconds.
+//
+// Group commit: the batches sent during one turn of the event loop are written together at its end, each in
+// a savepoint of its own (all or nothing, as a batch is) inside one transaction, so that its commit, a sync
+// of the write-ahead log to disk, is paid once for them all rather than once for each. A batch is answered
+// only once that commit is done: nothing answered is lost to a crash.
+//
+// One connection serves both paths, so a group never runs inside a transaction of the client's: while one
+// is open (between its awaits), the group waits for the adapter's transaction lock, as the client's own
+// transactions do.
 import type { Database, Statement } from 'better-sqlite3';
 import type { SqlDriverAdapter, SqlDriverAdapterFactory } from '@prisma/driver-adapter-utils';
 import { lruFor, type Lru } from '../lib/lru';
@@ -17,9 +24,17 @@ export interface DirectStatement {
 }
 
 export interface SqliteDirect {
-  /** The statements' answers, run in order in one transaction; null when the connection is not open (use the client). */
+  /** The statements' answers, run in order all or nothing; null when the connection is not open (use the client). */
   batch(statements: DirectStatement[]): Promise<unknown[]> | null;
 }
+
+interface Waiting {
+  statements: DirectStatement[];
+  resolve(answers: unknown[]): void;
+  reject(err: unknown): void;
+}
+
+type Written = { answers: unknown[] } | { err: unknown };
 
 /** Integers bound as SQLite integers: a JavaScript number is bound as a float (`3` would read `3.0` in text). */
 const bound = (value: unknown) => (typeof value === 'number' && Number.isInteger(value) ? BigInt(value) : value);
@@ -30,14 +45,28 @@ const bound = (value: unknown) => (typeof value === 'number' && Number.isInteger
  */
 export function directSqlite(factory: SqlDriverAdapterFactory): { factory: SqlDriverAdapterFactory; direct: SqliteDirect } {
   let adapter: (SqlDriverAdapter & { client: Database }) | null = null;
-  /** The connection's prepared statements, and its transaction of a batch (better-sqlite3 begins, commits, rolls back). */
-  let kept: { prepared: Lru<Statement>; inTransaction: (client: Database, statements: DirectStatement[]) => unknown[] } | null = null;
+  /** The connection's prepared statements, and the group's write (better-sqlite3 begins, commits, and makes savepoints of nested ones). */
+  let kept: { prepared: Lru<Statement>; group: (client: Database, waiting: Waiting[]) => Written[] } | null = null;
+  let waiting: Waiting[] = [];
+
   const capturing: SqlDriverAdapterFactory = {
     provider: factory.provider,
     adapterName: factory.adapterName,
     async connect() {
       adapter = (await factory.connect()) as typeof adapter;
-      kept = { prepared: lruFor<Statement>({ max: 500, maxWeight: 2_000_000, weigh: (text) => text.length }), inTransaction: adapter!.client.transaction(runAll) };
+      const client = adapter!.client;
+      const one = client.transaction(runAll);
+      // Each batch its own savepoint: one that fails is rolled back alone, and answers its error.
+      const group = client.transaction((db: Database, batches: Waiting[]): Written[] =>
+        batches.map(({ statements }) => {
+          try {
+            return { answers: one(db, statements) };
+          } catch (err) {
+            return { err };
+          }
+        }),
+      );
+      kept = { prepared: lruFor<Statement>({ max: 500, maxWeight: 2_000_000, weigh: (text) => text.length }), group };
       return adapter!;
     },
   };
@@ -58,34 +87,47 @@ export function directSqlite(factory: SqlDriverAdapterFactory): { factory: SqlDr
     });
   }
 
+  const settle = (batches: Waiting[], written: Written[]) =>
+    batches.forEach((batch, i) => {
+      const outcome = written[i];
+      if ('answers' in outcome) batch.resolve(outcome.answers);
+      else batch.reject(outcome.err);
+    });
+
+  /** Writes the turn's batches in one transaction; each is answered after its commit. */
+  async function flush() {
+    const batches = waiting;
+    waiting = [];
+    const client = adapter?.client;
+    try {
+      if (!client?.open) throw new Error('The database connection is not open.');
+      if (!client.inTransaction) return settle(batches, kept!.group(client, batches));
+      // A transaction of the client's is open: take the adapter's lock, then write inside the transaction it begins.
+      const transaction = await adapter!.startTransaction();
+      try {
+        const written = kept!.group(client, batches);
+        client.prepare('COMMIT').run();
+        settle(batches, written);
+      } catch (err) {
+        if (client.inTransaction) client.prepare('ROLLBACK').run();
+        throw err;
+      } finally {
+        await transaction.commit();
+      }
+    } catch (err) {
+      // The commit failed (a full disk, a busy database beyond its timeout): nothing of the group is written.
+      for (const batch of batches) batch.reject(err);
+    }
+  }
+
   return {
     factory: capturing,
     direct: {
       batch(statements) {
-        const client = adapter?.client;
-        if (!client?.open) return null;
-        if (!client.inTransaction) {
-          try {
-            return Promise.resolve(kept!.inTransaction(client, statements));
-          } catch (err) {
-            return Promise.reject(err);
-          }
-        }
-        // A transaction of the client's is open (between its awaits): wait for the adapter's lock, as its
-        // next transaction would, then commit what runs inside the transaction that takes.
-        return (async () => {
-          const transaction = await adapter!.startTransaction();
-          try {
-            const answers = runAll(client, statements);
-            client.prepare('COMMIT').run();
-            return answers;
-          } catch (err) {
-            if (client.inTransaction) client.prepare('ROLLBACK').run();
-            throw err;
-          } finally {
-            await transaction.commit();
-          }
-        })();
+        if (!adapter?.client.open) return null;
+        return new Promise((resolve, reject) => {
+          if (waiting.push({ statements, resolve, reject }) === 1) setImmediate(() => void flush());
+        });
       },
     },
   };

@@ -1,8 +1,12 @@
 // A source's webhook triggers indexed once, so that a delivery evaluates only those that could decide
 // anything but a miss: by exact event name (triggers with a `*` pattern are matched one by one), and by one
 // literal their `all` part requires at a path (`eq`, `in`), which the delivery's value there must equal.
-// A trigger skipped for its literal is certain to be a miss, so the decisions are those of a full scan; one
-// whose conditions could end in an error (`if`, `matches`, conditions that do not compile) is never skipped.
+// A trigger skipped for its literal is certain to be a miss, so the decisions are those of a full scan. Its
+// `if` would still be evaluated by a full scan, and an `if` that fails makes the decision an error: a
+// skipped trigger with one is evaluated after all when its expression fails on the delivery (each distinct
+// expression is tried once per delivery). One whose leaves could end in an error (`matches`, conditions
+// that do not compile) is never skipped.
+import { contextSize, type CompiledCel } from './cel-fns';
 import { ConditionProblem, type CompiledConditions, type Prepared } from './conditions-fns';
 import { select, type ParsedPath } from './condition-paths';
 import { matchesEvents } from './event-patterns-fns';
@@ -33,6 +37,8 @@ interface Group {
   always: number[];
   /** Per indexed path, the triggers wanting each literal there. */
   byPath: Map<string, { parsed: ParsedPath; byLiteral: Map<string, number[]> }>;
+  /** The indexed triggers with an `if`, by its expression: evaluated when it fails on the delivery. */
+  byExpression: Map<string, { cel: CompiledCel; positions: number[] }>;
 }
 
 /**
@@ -59,14 +65,14 @@ function literalsOf(leaf: Leaf): string[] | null {
   return keys.every((key) => key !== undefined) ? [...new Set(keys as string[])] : null;
 }
 
-/** The leaf a trigger is indexed under with its literals, or null when it is evaluated for every delivery. */
-function indexedLeaf(conditions: Prepared): { leaf: Leaf; literals: string[] } | null {
-  // A failing `all` leaf does not stop an error: `if` is still evaluated, and `matches` may exhaust the work meter.
-  if (conditions === null || conditions instanceof ConditionProblem || conditions.cel) return null;
+/** The leaf a trigger is indexed under with its literals (and its `if`), or null when it is evaluated for every delivery. */
+function indexedLeaf(conditions: Prepared): { leaf: Leaf; literals: string[]; cel: CompiledCel | null } | null {
+  // A failing `all` leaf does not stop an error: `matches` may exhaust the work meter.
+  if (conditions === null || conditions instanceof ConditionProblem) return null;
   if (conditions.leaves.some((leaf) => leaf.op === 'matches')) return null;
   for (const leaf of conditions.leaves) {
     const literals = literalsOf(leaf);
-    if (literals) return { leaf, literals };
+    if (literals) return { leaf, literals, cel: conditions.cel };
   }
   return null;
 }
@@ -79,11 +85,27 @@ function add(group: Group, position: number, indexed: ReturnType<typeof indexedL
   const { path, parsed } = indexed.leaf;
   const byLiteral = group.byPath.get(path)?.byLiteral ?? group.byPath.set(path, { parsed, byLiteral: new Map() }).get(path)!.byLiteral;
   for (const literal of indexed.literals) push(byLiteral, literal, position);
+  const { cel } = indexed;
+  if (cel) (group.byExpression.get(cel.expression) ?? group.byExpression.set(cel.expression, { cel, positions: [] }).get(cel.expression)!).positions.push(position);
 }
 
-/** A group's triggers the delivery must evaluate, unordered; each path is read once per delivery (`selected`). */
-function visitedIn(group: Group, context: Record<string, unknown>, selected: Map<string, unknown[]>): number[] {
+/** What one delivery's visit reads once: each indexed path's values, each expression's failure, the context's size. */
+interface Reading {
+  context: Record<string, unknown>;
+  selected: Map<string, unknown[]>;
+  fails: Map<string, boolean>;
+  size?: number;
+}
+
+/** A group's triggers the delivery must evaluate, unordered, some perhaps twice. */
+function visitedIn(group: Group, reading: Reading): number[] {
+  const { context, selected, fails } = reading;
   const positions = [...group.always];
+  for (const [expression, { cel, positions: withIt }] of group.byExpression) {
+    let failing = fails.get(expression);
+    if (failing === undefined) fails.set(expression, (failing = !cel.evaluate(context, (reading.size ??= contextSize(context))).ok));
+    if (failing) positions.push(...withIt);
+  }
   for (const [path, { parsed, byLiteral }] of group.byPath) {
     const values = selected.get(path) ?? selected.set(path, select(context, parsed)).get(path)!;
     for (const value of values) {
@@ -95,7 +117,7 @@ function visitedIn(group: Group, context: Record<string, unknown>, selected: Map
   return positions;
 }
 
-const newGroup = (): Group => ({ members: 0, always: [], byPath: new Map() });
+const newGroup = (): Group => ({ members: 0, always: [], byPath: new Map(), byExpression: new Map() });
 
 /** The index of a source's candidates, taken in their order (which the answers keep). */
 export function indexTriggers<T extends Indexable>(candidates: T[]): TriggerIndex<T> {
@@ -114,11 +136,11 @@ export function indexTriggers<T extends Indexable>(candidates: T[]): TriggerInde
 
   return {
     candidatesFor(name, context) {
-      const selected = new Map<string, unknown[]>();
+      const reading: Reading = { context, selected: new Map(), fails: new Map() };
       const exact = byName.get(name);
-      const positions = exact ? visitedIn(exact, context, selected) : [];
+      const positions = exact ? visitedIn(exact, reading) : [];
       const globMatched = new Set(globbed.filter((position) => matchesEvents(candidates[position].events, name)));
-      if (globMatched.size) positions.push(...visitedIn(globGroup, context, selected).filter((position) => globMatched.has(position)));
+      if (globMatched.size) positions.push(...visitedIn(globGroup, reading).filter((position) => globMatched.has(position)));
       // A trigger may be reached twice (two of its `in` literals, or several values under `[*]`).
       const ordered = [...new Set(positions)].sort((a, b) => a - b);
       return { candidates: ordered.map((position) => candidates[position]), eventsMatched: (exact?.members ?? 0) + globMatched.size };

@@ -42,6 +42,19 @@ it('writes a batch all or nothing', async () => {
     expect(row.n).toBe(1);
   });
 
+  it('writes the batches of one turn together, each all or nothing, each answered after the commit', async () => {
+    const sql = sqlOf();
+    const name = (value: string) => sql.run('UPDATE "Tenant" SET "name" = ? WHERE "id" = ?', [value, tenantId]);
+    const usd = (value: number) => sql.run('UPDATE "Tenant" SET "monthlyBudgetUsd" = ?::float8 WHERE "id" = ?', [value, tenantId]);
+    const duplicate = sql.run('INSERT INTO "Tenant" ("id", "name") VALUES (?, ?)', [tenantId, 'again']);
+    const sent = [sql.batch([name('first')]), sql.batch([usd(1), duplicate]), sql.batch([usd(2)])];
+    const settled = await Promise.allSettled(sent);
+    expect(settled.map((outcome) => outcome.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const row = await database.db.tenant.findUniqueOrThrow({ where: { id: tenantId } });
+    expect([row.name, row.monthlyBudgetUsd]).toEqual(['first', 2]);
+    await sql.run('UPDATE "Tenant" SET "name" = ? WHERE "id" = ?', ['T', tenantId]);
+  });
+
   it('waits for a transaction of the client\'s, and is not rolled back with it', async () => {
     const sql = sqlOf();
     let release!: () => void;
