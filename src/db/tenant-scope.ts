@@ -62,7 +62,7 @@ export function forTenant(db: Db, tenantId: string) {
       /** The tenant this client is bound to, and hand-written SQL (sql.ts) whose statements must name it. */
       $tenant: () => tenant,
       /** Rows of a tenant model written with one plain INSERT (insert-rows.ts), each stamped with the tenant. */
-      $insertRows: (model: TenantModel, rows: Record<string, Cell>[]) => insertRows(db, model, rows.map((row) => ({ ...row, tenantId }))),
+      $insertRows: (model: TenantModel, rows: Record<string, Cell>[]) => insertRows(tenant.sql, model, rows.map((row) => ({ ...row, tenantId }))),
     },
     query: {
       $allModels: {

@@ -167,9 +167,9 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
 
   const dispatch = (tenantId: string, jobId: string, delayMs?: number) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId }, delayMs });
   /** A run reached a terminal state: jobs chained to its job may start (see runs-service). */
-  const finished = (tenantId: string, runId: string, state: RunState) => {
+  const finished = (tenantId: string, jobId: string, runId: string, state: RunState) => {
     notify(tenantId, state, runId);
-    queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
+    queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId, jobId } });
   };
 
   /** Who hears of a move: a run queued again is dispatched when its attempt may start; one that began or ended is announced. */
@@ -177,7 +177,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
     if (isRefused(move)) return;
     if (move.to === 'queued' && move.columns.notBefore) dispatch(tenantId, jobId, move.columns.notBefore.getTime() - Date.now());
     if (move.notice === 'started') notify(tenantId, 'started', runId);
-    if (move.notice === 'ended') finished(tenantId, runId, move.to);
+    if (move.notice === 'ended') finished(tenantId, jobId, runId, move.to);
   }
 
   /**

@@ -189,13 +189,15 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
    * conditions hold on it (the run as the API shows it). Fails closed; a template that cannot render
    * with the run starts nothing and is logged.
    */
-  async function startChained({ tenantId, runId }: { tenantId: string; runId: string }) {
+  async function startChained({ tenantId, runId, jobId }: { tenantId: string; runId: string; jobId?: string }) {
     const db = tenantDb(tenantId);
-    const repo = createRunsRepo(db);
-    const finished = await repo.find(runId);
+    const live = await jobs.live(db);
+    // Most jobs are watched by none: their runs' ends cost no read.
+    if (jobId && live.watching(jobId).length === 0) return;
+    const finished = await createRunsRepo(db).find(runId);
     if (!finished) return;
     const context = runView(finished) as unknown as Record<string, unknown>;
-    for (const trigger of (await jobs.live(db)).watching(finished.jobId)) {
+    for (const trigger of live.watching(finished.jobId)) {
       const { config } = trigger;
       if (!config.states.includes(finished.state)) continue;
       const outcome = decide(config.conditions, context);
@@ -253,7 +255,7 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     if (continued?.jobId !== job.id) throw new ValidationFailed(`\`continueRunId\` "${clip(runId)}" is not a run of this job.`);
   }
 
-  queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string }));
+  queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string; jobId?: string }));
 
   return {
     async invoke(db: TenantDb, jobRef: string, body: InvocationRequest): Promise<Invoked> {
