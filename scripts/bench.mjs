@@ -6,10 +6,11 @@
 // The `intake` row has an app of its own (scripts/bench-intake.mjs sets it up); then the cost of deciding a
 // delivery, measured in process (scripts/bench-intake-eval.mjs), what reading an agent's event stream costs
 // (scripts/bench-agent-stream.mjs), how long a run takes to its first output
-// per target kind (scripts/bench-run-start.mjs), and start-up time and idle memory
+// per target kind (scripts/bench-run-start.mjs), what starting a sandbox costs this process and the
+// machine (scripts/bench-spawn.mjs), and start-up time and idle memory
 // (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
 // BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there. Arguments pick parts:
-// `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, agents, runs, startup).
+// `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, agents, runs, spawn, startup).
 // `npm run bench -- pg` (not part of the default run: it needs PostgreSQL at BENCH_PG_URL, by default
 // postgresql://postgres@127.0.0.1:5432/postgres) measures the invoke and end-to-end intake rows on a fresh
 // PostgreSQL database, on one instance and then on two behind a round-robin proxy (scripts/bench-proxy.mjs),
@@ -34,7 +35,7 @@ const CPU_PROF = process.env.BENCH_CPU_PROF;
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 32);
 /** Seconds before autocannon gives up on an answer: long, so that a slow answer is measured, not dropped. */
 const TIMEOUT = 30;
-const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'agents', 'runs', 'startup', 'workspace', 'pg', 'flow', 'retention'];
+const PARTS = ['api', 'intake', 'e2e', 'evaluation', 'agents', 'runs', 'spawn', 'startup', 'workspace', 'pg', 'flow', 'retention'];
 /** Parts run only when picked. */
 const OPT_IN = ['pg', 'flow', 'retention'];
 const picked = process.argv.slice(2);
@@ -554,6 +555,10 @@ async function main() {
   if (wanted('runs')) {
     const runs = execFileSync(process.execPath, [path.join(root, 'scripts/bench-run-start.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
     console.log(runs.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
+  }
+  if (wanted('spawn')) {
+    const spawning = execFileSync(process.execPath, [path.join(root, 'scripts/bench-spawn.mjs')], { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'] });
+    console.log(spawning.split('\n').filter((line) => line && !line.startsWith('{')).join('\n'));
   }
   if (wanted('startup')) {
     const startup = await measureStartup();

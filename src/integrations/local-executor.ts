@@ -3,8 +3,9 @@
 // inside a bubblewrap sandbox (sandbox.ts) unless the operator turned it off: never root, with its own
 // network reaching out only through the run's egress proxy (egress-proxy.ts), and within its limits
 // (run-limits.ts). It runs in a process group of its own (the sandbox in its own PID namespace), so that
-// stop, timeout, a limit and the end of the run take every process it started with it.
-import { execFile, spawn, type ChildProcess } from 'node:child_process';
+// stop, timeout, a limit and the end of the run take every process it started with it. Its process is
+// started by the spawner process (spawner.ts): this server never forks itself per run.
+import { execFile } from 'node:child_process';
 import { constants } from 'node:fs';
 import { access, chmod, mkdir, readdir, readFile, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
@@ -21,6 +22,7 @@ import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type
 import { createLocalSessionStates, type OpenedState } from './local-session-states';
 import { openCgroups, rlimitOptions, type Cgroups, type RunCgroup } from './run-limits';
 import { EGRESS_SOCKET, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandboxProblem, sandboxUid, spawnSandbox, sweepRunDirs } from './sandbox';
+import { processSpawner, type SpawnedProcess, type Spawner } from './spawner';
 
 const KILL_GRACE_MS = 5_000;
 /** How often a run's control group is read for a limit it ran into. */
@@ -112,9 +114,11 @@ export interface LocalExecutorOptions extends LocalAgent {
   cgroups?: Cgroups | null;
   /** Tests only: where the egress proxy resolves names to, and which addresses it counts as public. */
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
+  /** What starts the agents' processes: the spawner process this server's executors share when not given. */
+  spawner?: Spawner;
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, ...agent }: LocalExecutorOptions): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, spawner = processSpawner(), ...agent }: LocalExecutorOptions): Executor {
   const stateRoot = agent.stateDir ?? DEFAULT_AGENT_STATE_DIR;
   const sandboxed = agent.sandbox !== 'off';
   const limits = agent.limits ?? DEFAULT_LIMITS;
@@ -148,6 +152,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
       group = (await cgroups?.create(`flows-run-${spec.runId}`, limits)) ?? null;
       const joined = group;
       started = await spawnSandbox(
+        spawner,
         bwrap,
         sandboxArgs({ runDir: proxy ? runDir : null, home, agent: { ...agent, binds: [...(agent.binds ?? []), ...run.binds] }, env: proxy ? { ...env, ...proxyEnv() } : env, limits, workspace: spec.workspace?.dir }),
         run.command,
@@ -196,7 +201,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
   return {
     async start(spec: RunSpec, events: ExecutionEvents): Promise<Execution> {
       if (sandboxed) {
-        const why = await (problem ??= sandboxProblem(agent, bwrap));
+        const why = await (problem ??= sandboxProblem(agent, bwrap, spawner));
         if (why) {
           problem = undefined;
           return failedAtStart('local', `The local target runs agents in a sandbox, and ${why}: ${INSTALL_HINT}.`, 'setup');
@@ -246,15 +251,15 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         killGroup(pid, 'SIGTERM');
         setTimeout(() => killGroup(pid, 'SIGKILL'), why === 'timed_out' || why === 'canceled' ? killGraceMs : 0).unref();
       };
-      let child: ChildProcess;
+      let child: SpawnedProcess;
       let release: () => Promise<LimitName | null> = async () => null;
       try {
         if (sandboxed) ({ child, release } = await sandbox(spec, events, env, dir, run, end));
-        else child = spawn('/bin/sh', ['-c', run.command], { cwd, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+        else child = await spawner.spawn('/bin/sh', ['-c', run.command], { cwd, detached: true, env });
       } catch (err) {
         state?.release();
         await rm(dir, { recursive: true, force: true });
-        return failedAtStart('local', `The sandbox could not be set up: ${clip((err as Error).message)}`, 'infrastructure');
+        return failedAtStart('local', `${sandboxed ? 'The sandbox could not be set up' : 'The agent command could not be started'}: ${clip((err as Error).message)}`, 'infrastructure');
       }
       pid = child.pid ?? 0;
       const timer = setTimeout(() => end('timed_out'), spec.timeoutSeconds * 1000);
@@ -267,7 +272,8 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
 
       const done = new Promise<Outcome>((resolve) => {
         child.on('error', (err) => {
-          resolve({ state: 'failed', error: `The agent command could not be started: ${clip(err.message)}`, cause: 'infrastructure' });
+          const what = pid ? "The agent's process was lost" : 'The agent command could not be started';
+          resolve({ state: 'failed', error: `${what}: ${clip(err.message)}`, cause: 'infrastructure' });
         });
         // The shell has exited: whatever it left running goes too. A sandbox stopped just after it was made
         // may have lost its link to bubblewrap (--die-with-parent is set a moment after the fork): found by its mark.

@@ -10,7 +10,6 @@
 // offered on the sandbox's loopback by a bridge (socat) to the proxy's socket at /run/flows. The workspace
 // and /tmp are size-limited filesystems; the wrapper reports on descriptor 4 which of them was full when the
 // agent ended.
-import { spawn, type ChildProcess } from 'node:child_process';
 import { lstatSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -18,6 +17,7 @@ import path from 'node:path';
 import type { LocalAgent } from '../config';
 import { proxyVariables } from '../lib/egress-policy';
 import type { ResourceLimits } from '../lib/resource-limits';
+import { directSpawner, type SpawnedProcess, type Spawner } from './spawner';
 
 export const SANDBOX_WORKSPACE = '/workspace';
 /** Where the run's folder (the egress proxy's socket) appears in the sandbox. */
@@ -124,7 +124,7 @@ export function sandboxArgs({
 
 export interface SandboxProcess {
   /** bubblewrap (or prlimit before it), whose process group holds the sandbox. */
-  child: ChildProcess;
+  child: SpawnedProcess;
   /** What the wrapper reported of full filesystems (`workspace`, `tmp`), once the child closed. */
   full(): string[];
 }
@@ -132,10 +132,11 @@ export interface SandboxProcess {
 /**
  * Starts `command` by /bin/sh in a sandbox of `options` (given through file descriptor 3), in a process
  * group of its own, as `uid` when set (a server running as root), under `rlimits` (prlimit options) when
- * set. `beforeStart` runs once the process exists and before bubblewrap has its options, so before anything
- * of the sandbox runs: where it joins its control group.
+ * set, through `spawner`. `beforeStart` runs once the process exists and before bubblewrap has its options,
+ * so before anything of the sandbox runs: where it joins its control group.
  */
 export async function spawnSandbox(
+  spawner: Spawner,
   bwrap: string,
   options: string[],
   command: string,
@@ -144,7 +145,8 @@ export async function spawnSandbox(
 ): Promise<SandboxProcess> {
   const argv = [bwrap, '--args', '3', '--', '/bin/sh', '-c', WRAPPER, 'flows-run', command];
   const [file, ...args] = rlimits.length ? ['prlimit', ...rlimits, ...argv] : argv;
-  const child = spawn(file, args, { detached: true, stdio: [...stdio, 'pipe', 'pipe'], env, ...(uid === undefined ? {} : { uid, gid: uid }) });
+  const [stdin, stdout, stderr] = stdio.map((how, fd) => (how === 'ignore' ? 'ignore' : fd === 0 ? 'in' : 'out'));
+  const child = await spawner.spawn(file, args, { detached: true, stdio: [stdin, stdout, stderr, 'in', 'out'], env, ...(uid === undefined ? {} : { uid, gid: uid }) });
   const channel = child.stdio[3] as NodeJS.WritableStream;
   channel.on('error', () => {}); // bubblewrap missing: the child's own error says so
   let report = '';
@@ -200,14 +202,15 @@ function alive(pid: number): boolean {
 
 /**
  * Why a sandbox cannot be made here (bubblewrap or socat missing, user namespaces refused, a bind the
- * agent's user cannot reach), or null: a trivial command is run once in a sandbox like the agent's.
+ * agent's user cannot reach), or null: a trivial command is run once in a sandbox like the agent's, by
+ * `spawner` (by this process itself for the check at start, before any run needs a spawner).
  */
-export async function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap'): Promise<string | null> {
+export async function sandboxProblem(agent: LocalAgent, bwrap = 'bwrap', spawner: Spawner = directSpawner): Promise<string | null> {
   const runDir = await makeRunDir();
   const uid = sandboxUid(agent);
   const options = sandboxArgs({ runDir, home: '/nonexistent-home', agent, env: { PATH: '/usr/bin:/bin' }, limits: { workspaceMb: 1, tmpMb: 1 } });
   const command = agent.network === 'none' ? 'true' : 'command -v socat >/dev/null || { echo "socat is not installed" >&2; exit 1; }';
-  const { child } = await spawnSandbox(bwrap, options, command, { PATH: '/usr/bin:/bin' }, { uid, stdio: ['ignore', 'ignore', 'pipe'] });
+  const { child } = await spawnSandbox(spawner, bwrap, options, command, { PATH: '/usr/bin:/bin' }, { uid, stdio: ['ignore', 'ignore', 'pipe'] });
   return new Promise<string | null>((resolve) => {
     let stderr = '';
     child.stderr!.on('data', (chunk) => (stderr += chunk));
