@@ -175,7 +175,8 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
   /** Who hears of a move: a run queued again is dispatched when its attempt may start; one that began or ended is announced. */
   function announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused) {
     if (isRefused(move)) return;
-    if (move.to === 'queued' && move.columns.notBefore) dispatch(tenantId, jobId, move.columns.notBefore.getTime() - Date.now());
+    // A little after the attempt may start: a timer may fire a millisecond before the clock says it is due.
+    if (move.to === 'queued' && move.columns.notBefore) dispatch(tenantId, jobId, move.columns.notBefore.getTime() - Date.now() + 20);
     if (move.notice === 'started') notify(tenantId, 'started', runId);
     if (move.notice === 'ended') finished(tenantId, jobId, runId, move.to);
   }
@@ -186,7 +187,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
    * job's retry policy tries again queues the run for its next attempt instead (a stopped run is not tried again).
    */
   async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, sessionId?: string | null) {
-    const move = await createRunsRepo(db).advance(runId, (from) => (from !== 'canceling' && retryOf(outcome, tries)) || { type: 'outcome', outcome, sessionId }, expected);
+    const move = await createRunsRepo(db).advance(runId, (from, at) => (from !== 'canceling' && retryOf(outcome, tries, at.getTime())) || { type: 'outcome', outcome, sessionId }, expected);
     announce(db.$tenant().id, tries.jobId, runId, move);
   }
 
@@ -421,7 +422,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
         const retry = run.state === 'canceling' ? undefined : ((await jobs.settings(db, run.jobId))?.flowControl as FlowControl | null)?.retry;
         const lost: Outcome = { state: 'failed', error: INTERRUPTED, cause: 'infrastructure' };
         const tries = { jobId: run.jobId, attempt: run.attempt, retry };
-        const move = await createRunsRepo(db).advance(run.id, (from) => (from !== 'canceling' && retryOf(lost, tries)) || { type: 'lost' }, run.state);
+        const move = await createRunsRepo(db).advance(run.id, (from, at) => (from !== 'canceling' && retryOf(lost, tries, at.getTime())) || { type: 'lost' }, run.state);
         announce(run.tenantId, run.jobId, run.id, move);
       }
       const queued = await sweeps.queuedJobs();

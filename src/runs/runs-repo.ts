@@ -76,7 +76,7 @@ const CASTS: Partial<Record<keyof RunColumns, string>> = { startedAt: '::timesta
 const JSON_COLUMNS = new Set<keyof RunColumns>(['result', 'inputs']);
 
 /** The SET of a move: its state, when, and its columns (`null` clears one; `errorUnlessSet` keeps an error the run has). */
-function setOf({ to, columns }: Transition, at: Date): { text: string; params: SqlParam[] } {
+function setOf({ to, columns, at }: Transition): { text: string; params: SqlParam[] } {
   const parts = ['"state" = ?', '"updatedAt" = ?::timestamp(3)'];
   const params: SqlParam[] = [to, at];
   for (const [column, value] of Object.entries(columns) as [keyof RunColumns, RunColumns[keyof RunColumns]][]) {
@@ -107,7 +107,7 @@ export function createRunsRepo(db: TenantDb) {
    * PostgreSQL one statement (the update feeding the insert); on SQLite two, the insert guarded by the
    * update's row count.
    */
-  async function write(runId: string, entries: TraceEntry[], set: { text: string; params: SqlParam[] } | null, from: RunState | null): Promise<boolean> {
+  async function write(runId: string, entries: TraceEntry[], set: { text: string; params: SqlParam[] } | null, from: RunState | null, at = new Date()): Promise<boolean> {
     const n = entries.length;
     const rows = entryRows(entries);
     const update = {
@@ -115,7 +115,6 @@ export function createRunsRepo(db: TenantDb) {
       params: [...(set?.params ?? []), n, tenantId, runId, ...(from ? [from] : [])],
     };
     const values = `"Run"."id" || ':' || ("Run"."traceLength" - ? + e.k), "Run"."tenantId", "Run"."id", "Run"."traceLength" - ? + e.k, ?::timestamp(3), e.type, e.data`;
-    const at = new Date();
     if (sql.dialect === 'postgresql') {
       const inserted = await sql.run(
         `WITH "Run" AS (${update.text} RETURNING "tenantId", "id", "traceLength") INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT ${values} FROM "Run", (${rows.text}) AS e`,
@@ -215,18 +214,19 @@ export function createRunsRepo(db: TenantDb) {
       db.runEvent.findMany({ where: { runId, seq: after === undefined ? undefined : { gt: after } }, orderBy: { seq: 'asc' }, take: limit + 1 }),
 
     /** Writes a move the lifecycle answered, guarded by the state it moves from; false when the run was not in it (or is gone). */
-    apply: (id: string, move: Transition, at = new Date()) => write(id, move.trace, setOf(move, at), move.from),
+    apply: (id: string, move: Transition) => write(id, move.trace, setOf(move), move.from, move.at),
 
     /**
      * Takes the run through `event` from the state it is in: `from` first when the caller knows it, read when
-     * the run moved on meanwhile (a stop, another instance). `event` may depend on the state found. Answers
-     * the move written, or why none was (the state does not take it, or the run is gone).
+     * the run moved on meanwhile (a stop, another instance). `event` may depend on the state found and the
+     * moment of the move. Answers the move written, or why none was (the state does not take it, or the run is gone).
      */
-    async advance(id: string, event: RunEvent | ((from: RunState) => RunEvent), from?: RunState): Promise<Transition | Refused> {
+    async advance(id: string, event: RunEvent | ((from: RunState, at: Date) => RunEvent), from?: RunState): Promise<Transition | Refused> {
       for (let look = 0; look < 5; look++) {
         const state = look === 0 && from ? from : ((await db.run.findFirst({ where: { id }, select: { state: true } }))?.state as RunState | undefined);
         if (!state) return { refused: 'the run is gone' };
-        const move = transition(state, typeof event === 'function' ? event(state) : event);
+        const at = new Date();
+        const move = transition(state, typeof event === 'function' ? event(state, at) : event, at);
         if (isRefused(move) || (await this.apply(id, move))) return move;
       }
       return { refused: 'the run kept changing state' };
@@ -268,7 +268,7 @@ export function createRunsRepo(db: TenantDb) {
               params: [tenantId, jobId, ...ready('q.').params, keyLimit],
             };
       const move = transition('queued', { type: 'claimed', claim, ownerId }, now) as Transition;
-      const set = setOf(move, now);
+      const set = setOf(move);
       const claimed = sql.query<Claimed>(
         `UPDATE "Run" SET ${set.text}, "traceLength" = "traceLength" + 1 ` +
           `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "id" IN (${due.text} ORDER BY "id" ` +

@@ -82,6 +82,7 @@ describe('what the moves write', () => {
     expect(move('queued', 'fold')).toEqual({
       from: 'queued',
       to: 'queued',
+      at,
       columns: { prompt: 'p2', name: 'n2', inputs: { context: {} }, notBefore },
       trace: [{ type: 'flow_control', data: { action: 'folded', cause: 'webhook:trg:d2', waitsUntil: notBefore.toISOString() } }],
       notice: null,

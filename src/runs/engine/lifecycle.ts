@@ -82,6 +82,8 @@ export interface RunColumns {
 export interface Transition {
   from: RunState;
   to: RunState;
+  /** When it happens: the time the move's columns and trace events carry. */
+  at: Date;
   columns: RunColumns;
   /** Recorded in the run's trace, in order; a change of state ends with its `state_changed`. */
   trace: TraceEntry[];
@@ -100,7 +102,7 @@ const refuse = (state: RunState, event: RunEvent): Refused => ({ refused: `a ${s
 function move(from: RunState, to: RunState, at: Date, columns: RunColumns = {}, before: TraceEntry[] = []): Transition {
   const trace = from === to ? before : [...before, { type: 'state_changed' as const, data: { from, to } }];
   const times = to === 'starting' ? { startedAt: at } : isTerminal(to) ? { finishedAt: at } : {};
-  return { from, to, columns: { ...times, ...columns }, trace, notice: to === 'running' ? 'started' : isTerminal(to) ? 'ended' : null };
+  return { from, to, at, columns: { ...times, ...columns }, trace, notice: to === 'running' ? 'started' : isTerminal(to) ? 'ended' : null };
 }
 
 /** An execution's end: its outcome where the lifecycle allows it, else the interruption that ended it. */
