@@ -11,7 +11,7 @@
 // Then the indexed path on one large source: the catalog is built in process by `indexJobs` from dist/
 // over synthetic job rows (10,000 triggers made over HTTP would take minutes), in the style of the intake
 // row: `issues.labeled` triggers each wanting a label of its own at `payload.label.name`, 5 wanting the
-// delivery's. BENCH_EVAL_INDEXED_DELIVERIES (5,000) deliveries, prepared as above, are each decided by
+// delivery's, every fifth with a CEL `if`. BENCH_EVAL_INDEXED_DELIVERIES (5,000) deliveries, prepared as above, are each decided by
 // `decideIndexed` (timed; the source's index is built by the untimed first ones) among 100 and among
 // 10,000 triggers, alternately so that the machine's other work weighs on both alike. A full scan of the
 // 10,000 (`decideCandidates`) is timed on a few for scale. `node scripts/bench-intake-eval.mjs indexed`
@@ -127,7 +127,8 @@ function syntheticJobs(count, sourceId) {
   for (let i = 0; i < count; i++) {
     if (i % 50 === 0) jobs.push({ id: `job_${String(i / 50).padStart(4, '0')}`, slug: `job-${i / 50}`, enabled: true, triggers: [] });
     const label = i % (count / MATCHING) === 0 ? 'agent' : `label-${i}`;
-    const config = { events: ['issues.labeled'], conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: label }] } };
+    // Every fifth with a CEL `if`, as in the e2e row: the index evaluates each distinct expression once per delivery.
+    const config = { events: ['issues.labeled'], conditions: { all: [{ path: 'payload.label.name', op: 'eq', value: label }], ...(i % 5 === 4 ? { if: "payload.label.name != 'wontfix'" } : {}) } };
     jobs.at(-1).triggers.push({ id: `trg_${i}`, type: 'webhook', enabled: true, sourceId, watchedJobId: null, config });
   }
   return jobs;
