@@ -84,3 +84,13 @@ export function createSql(db: Db) {
 }
 
 export type Sql = ReturnType<typeof createSql>;
+
+/** Hand-written statements, one translator per client (its statements' texts are kept). */
+const sqlOf = new WeakMap<Db, Sql>();
+
+/** The client's hand-written statements: made once per client. */
+export function sqlFor(db: Db): Sql {
+  let sql = sqlOf.get(db);
+  if (!sql) sqlOf.set(db, (sql = createSql(db)));
+  return sql;
+}

@@ -3,7 +3,7 @@
 // a repository cannot forget it.
 import type { Db } from './client';
 import { insertRows, type Cell } from './insert-rows';
-import { createSql, type Sql } from './sql';
+import { sqlFor } from './sql';
 
 const TENANT_MODEL_NAMES = [
   'Job',
@@ -49,13 +49,8 @@ export function scopeArgs(operation: string, args: Args, tenantId: string): Args
   return scoped;
 }
 
-/** Hand-written statements, one translator per client (its statements' texts are kept). */
-const sqlOf = new WeakMap<Db, Sql>();
-
 export function forTenant(db: Db, tenantId: string) {
-  let sql = sqlOf.get(db);
-  if (!sql) sqlOf.set(db, (sql = createSql(db)));
-  const tenant = { id: tenantId, sql };
+  const tenant = { id: tenantId, sql: sqlFor(db) };
   return db.$extends({
     name: 'tenant-scope',
     client: {
