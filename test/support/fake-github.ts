@@ -3,9 +3,8 @@
 // repositories and permissions, and records pull requests; the same origin serves real git repositories
 // over smart HTTP (`git http-backend`), opened only by a live installation token of a repository it was
 // minted for (Basic `x-access-token:<token>`, as GitHub takes it), or anonymously for public ones.
-import { execFileSync } from 'node:child_process';
 import { generateKeyPairSync, randomBytes, verify, type KeyObject } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -50,9 +49,6 @@ export interface PullRecord {
   url: string;
   edits: number;
 }
-
-const gitEnv = { GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', PATH: process.env.PATH ?? '/usr/bin:/bin' };
-const gitIn = (cwd: string, args: string[], input?: string) => execFileSync('git', ['-c', 'gc.auto=0', ...args], { cwd, env: { ...gitEnv, GIT_AUTHOR_NAME: 'Ada', GIT_AUTHOR_EMAIL: 'ada@example.test', GIT_COMMITTER_NAME: 'Ada', GIT_COMMITTER_EMAIL: 'ada@example.test' }, input, encoding: 'utf8' });
 
 export async function startFakeGithub() {
   const root = mkdtempSync(path.join(tmpdir(), 'fake-github-'));
@@ -238,8 +234,7 @@ export async function startFakeGithub() {
   });
   const safeBranches = (fullName: string) => {
     try {
-      const out = gitIn(path.join(root, 'repos', `${fullName}.git`), ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads']);
-      return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((line) => line.split(' ')));
+      return served.branches(fullName);
     } catch {
       return {};
     }
@@ -261,21 +256,7 @@ export async function startFakeGithub() {
     apiRequests,
     /** A repository with one commit of `files` on `main`, reached by installation `installationId` (null: none). */
     addRepository(fullName: string, files: Record<string, string>, { installationId = 1 as number | null, account = fullName.split('/')[0], isPublic = false } = {}) {
-      const bare = path.join(root, 'repos', `${fullName}.git`);
-      mkdirSync(bare, { recursive: true });
-      gitIn(bare, ['init', '-q', '--bare', '-b', 'main']);
-      gitIn(bare, ['config', 'http.receivepack', 'true']);
-      gitIn(bare, ['config', 'uploadpack.allowReachableSHA1InWant', 'true']);
-      const work = mkdtempSync(path.join(root, 'seed-'));
-      gitIn(work, ['init', '-q', '-b', 'main']);
-      for (const [name, text] of Object.entries(files)) {
-        mkdirSync(path.dirname(path.join(work, name)), { recursive: true });
-        writeFileSync(path.join(work, name), text);
-      }
-      gitIn(work, ['add', '-A']);
-      gitIn(work, ['commit', '-q', '-m', 'First commit']);
-      gitIn(work, ['push', '-q', bare, 'main']);
-      rmSync(work, { recursive: true, force: true });
+      served.add(fullName, files);
       if (installationId !== null) {
         const installation = installations.get(installationId) ?? { account, repositories: [] };
         installation.repositories.push(fullName);
@@ -283,23 +264,9 @@ export async function startFakeGithub() {
       }
       if (isPublic) publicRepositories.add(fullName);
     },
-    /** A file of `branch`, or null when the branch or the file is not there. */
-    fileAt(fullName: string, branch: string, file: string): string | null {
-      try {
-        return gitIn(path.join(root, 'repos', `${fullName}.git`), ['show', `${branch}:${file}`]);
-      } catch {
-        return null;
-      }
-    },
-    /** The branches of a repository, with their commits. */
-    branches(fullName: string): Record<string, string> {
-      const out = gitIn(path.join(root, 'repos', `${fullName}.git`), ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads']);
-      return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((line) => line.split(' ')));
-    },
-    /** Commits on `branch`, newest first: subject and author. */
-    log(fullName: string, branch: string): string[] {
-      return gitIn(path.join(root, 'repos', `${fullName}.git`), ['log', '--format=%s <%ae>', branch]).trim().split('\n');
-    },
+    fileAt: served.fileAt,
+    branches: served.branches,
+    log: served.log,
     async close() {
       server.closeAllConnections();
       await new Promise((resolve) => server.close(resolve));

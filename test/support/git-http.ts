@@ -1,7 +1,7 @@
 // Real git repositories served over smart HTTP (`git http-backend`) by a fake forge on loopback, and read
 // back by tests: bare repositories under one folder, seeded with files on `main`.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import path from 'node:path';
 
@@ -11,6 +11,7 @@ const gitIn = (cwd: string, args: string[]) => execFileSync('git', ['-c', 'gc.au
 export function gitRepositories(root: string) {
   const bareOf = (name: string) => path.join(root, 'repos', `${name}.git`);
   return {
+    /** A repository with one commit of `files` on `main`. */
     add(name: string, files: Record<string, string>) {
       const bare = bareOf(name);
       mkdirSync(bare, { recursive: true });
@@ -24,13 +25,15 @@ export function gitRepositories(root: string) {
         writeFileSync(path.join(work, file), text);
       }
       gitIn(work, ['add', '-A']);
-      gitIn(work, ['commit', '-q', '-m', 'Initial commit']);
+      gitIn(work, ['commit', '-q', '-m', 'First commit']);
       gitIn(work, ['push', '-q', bare, 'main']);
+      rmSync(work, { recursive: true, force: true });
     },
     /** A branch of its own, from `main`, as a person would have pushed it. */
     branch(name: string, branch: string) {
       gitIn(bareOf(name), ['branch', branch, 'main']);
     },
+    /** A file of `branch`, or null when the branch or the file is not there. */
     fileAt(name: string, branch: string, file: string): string | null {
       try {
         return gitIn(bareOf(name), ['show', `${branch}:${file}`]);
@@ -38,9 +41,14 @@ export function gitRepositories(root: string) {
         return null;
       }
     },
+    /** The branches of a repository, with their commits. */
     branches(name: string): Record<string, string> {
       const out = gitIn(bareOf(name), ['for-each-ref', '--format=%(refname:short) %(objectname)', 'refs/heads']);
       return Object.fromEntries(out.trim().split('\n').filter(Boolean).map((line) => line.split(' ')));
+    },
+    /** Commits on `branch`, newest first: subject and author. */
+    log(name: string, branch: string): string[] {
+      return gitIn(bareOf(name), ['log', '--format=%s <%ae>', branch]).trim().split('\n');
     },
     /** Answers a smart HTTP request for `name` (`rest`: the path after `.git`), through git http-backend. */
     async serve(req: IncomingMessage, res: ServerResponse, name: string, rest: string, search: string, user: string) {
