@@ -23,7 +23,7 @@ import type { PreparedWorkspace, Workspaces } from '../repositories/workspaces';
 import type { SecretsService } from '../secrets/secrets-service';
 import { agentStream, type AgentStream } from './agent-stream';
 import { createMasker, type Masker } from './masking-fns';
-import { INTERRUPTED, isRefused, isStoppable, isTerminal, transition, type Refused, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
+import { INTERRUPTED, isRefused, isStoppable, isTerminal, transition, type Refused, type RunEvent, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
 import { retryOf, type Tries } from './engine/admission';
 import { createRunsRepo, type Claimed, type RunsRepo } from './runs-repo';
 import { runContext, sessionOf, stateUse, type Inputs } from './agent-sessions';
@@ -68,6 +68,12 @@ export interface Executed {
   agent: StreamKind | null;
   usage: RunUsage | null;
 }
+
+/**
+ * The event an attempt's end is, by the state the run is found in: another attempt when the job's retry
+ * policy tries `outcome` again (never for a run being stopped), else `otherwise`.
+ */
+const ending = (outcome: Outcome, tries: Tries, otherwise: RunEvent) => (from: RunState, at: Date): RunEvent => (from !== 'canceling' && retryOf(outcome, tries, at.getTime())) || otherwise;
 
 const FLUSH_EVERY_MS = 200;
 const FLUSH_AT = 100;
@@ -187,7 +193,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
    * job's retry policy tries again queues the run for its next attempt instead (a stopped run is not tried again).
    */
   async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, sessionId?: string | null) {
-    const move = await createRunsRepo(db).advance(runId, (from, at) => (from !== 'canceling' && retryOf(outcome, tries, at.getTime())) || { type: 'outcome', outcome, sessionId }, expected);
+    const move = await createRunsRepo(db).advance(runId, ending(outcome, tries, { type: 'outcome', outcome, sessionId }), expected);
     announce(db.$tenant().id, tries.jobId, runId, move);
   }
 
@@ -422,7 +428,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
         const retry = run.state === 'canceling' ? undefined : ((await jobs.settings(db, run.jobId))?.flowControl as FlowControl | null)?.retry;
         const lost: Outcome = { state: 'failed', error: INTERRUPTED, cause: 'infrastructure' };
         const tries = { jobId: run.jobId, attempt: run.attempt, retry };
-        const move = await createRunsRepo(db).advance(run.id, (from, at) => (from !== 'canceling' && retryOf(lost, tries, at.getTime())) || { type: 'lost' }, run.state);
+        const move = await createRunsRepo(db).advance(run.id, ending(lost, tries, { type: 'lost' }), run.state);
         announce(run.tenantId, run.jobId, run.id, move);
       }
       const queued = await sweeps.queuedJobs();

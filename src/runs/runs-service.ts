@@ -52,7 +52,6 @@ type Created = { id: string; invocationId: string | null; refused?: undefined } 
 
 const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; enable it to invoke it.');
 
-
 export interface RunsDeps {
   jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'flowKeys'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;

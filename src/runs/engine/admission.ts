@@ -154,8 +154,9 @@ export interface Tries {
 
 /** Another attempt, when the job's retry policy tries `outcome` again; null when it does not. */
 export function retryOf(outcome: Outcome, { attempt, retry }: Tries, now = Date.now()): RunEvent | null {
-  const next = outcome.state === 'succeeded' ? null : retryDelayMs(retry, attempt, outcome);
-  if (!next || outcome.state === 'succeeded') return null;
+  if (outcome.state === 'succeeded') return null;
+  const next = retryDelayMs(retry, attempt, outcome);
+  if (!next) return null;
   const after = `${Math.round(next.delayMs / 100) / 10} s`;
   return { type: 'retry', error: outcome.error, attempt: attempt + 1, notBefore: new Date(now + next.delayMs), after, because: next.because };
 }
