@@ -88,7 +88,7 @@ export function createDomains({
   const instanceId = newId('inst');
 
   // Heartbeats keep real time, whatever clock a test gives schedules.
-  const sweeps = createRunsSweeps({ db, instanceId, lapseMs: config.instanceLapseSeconds * 1000, now: () => new Date(), logger });
+  const sweeps = createRunsSweeps({ db, instanceId, url: config.baseUrl.origin, lapseMs: config.instanceLapseSeconds * 1000, now: () => new Date(), logger });
 
   const jobsAcross = jobsSweeps(db);
 

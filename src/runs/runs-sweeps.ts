@@ -20,7 +20,14 @@ export type Step = <T>(work: () => Promise<T>) => Promise<T>;
 /** Most orphaned runs ended per sweep: the next sweep takes the rest. */
 const ORPHANS_PER_SWEEP = 500;
 
-export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db: Db; instanceId: string; lapseMs: number; now: () => Date; logger: Logger }) {
+/** Where the newest instance still beating serves; null when none is (or none said). */
+export async function servingUrl(db: Db, lapseMs: number, now = new Date()): Promise<string | null> {
+  const newest = await db.instance.findFirst({ where: { heartbeatAt: { gte: new Date(now.getTime() - lapseMs) }, url: { not: null } }, orderBy: { startedAt: 'desc' } });
+  return newest?.url ?? null;
+}
+
+/** `url`: where this instance serves, kept on its row for `servingUrl`. */
+export function createRunsSweeps({ db, instanceId, url = null, lapseMs, now, logger }: { db: Db; instanceId: string; url?: string | null; lapseMs: number; now: () => Date; logger: Logger }) {
   const lapsedBefore = () => new Date(now().getTime() - lapseMs);
   let timer: NodeJS.Timeout | null = null;
   /** Since when this instance's beats have all landed; null after one failed (the database was out of reach). */
@@ -28,7 +35,7 @@ export function createRunsSweeps({ db, instanceId, lapseMs, now, logger }: { db:
   const beat = async () => {
     const at = now();
     try {
-      await db.instance.upsert({ where: { id: instanceId }, create: { id: instanceId, heartbeatAt: at }, update: { heartbeatAt: at } });
+      await db.instance.upsert({ where: { id: instanceId }, create: { id: instanceId, heartbeatAt: at, url }, update: { heartbeatAt: at } });
       beatingSince ??= at;
     } catch (err) {
       beatingSince = null;

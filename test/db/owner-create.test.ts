@@ -3,6 +3,8 @@
 import { ownerCreate } from '../../src/cli/owner-create';
 import { createTestDatabase, type TestDatabase } from '../support/databases';
 import { createOwnerService } from '../../src/owners/owner-service';
+import { createLogger } from '../../src/lib/logger';
+import { createRunsSweeps } from '../../src/runs/runs-sweeps';
 
 let database: TestDatabase;
 beforeAll(async () => {
@@ -55,6 +57,23 @@ it('says where to sign in as the server would answer: BASE_URL, else PORT on loc
   expect(byPort.out).toMatch(/Sign in at http:\/\/localhost:4567\/login$/);
   const byBase = await runWith({ PORT: '4567', BASE_URL: 'https://flows.example.test' }, '--email', 'port@example.test', '--password', 'long enough password', '--tenant', 'Second', '--add-tenant');
   expect(byBase.out).toMatch(/Sign in at https:\/\/flows.example.test\/login$/);
+});
+
+it('told neither, says where the running server serves, as its instance row records it', async () => {
+  const sweeps = createRunsSweeps({ db: database.db, instanceId: 'inst_owner_create', url: 'http://localhost:3300', lapseMs: 30_000, now: () => new Date(), logger: createLogger('silent') });
+  await sweeps.join();
+  try {
+    const res = await run('--email', 'running@example.test', '--password', 'long enough password');
+    expect(res.out).toMatch(/Sign in at http:\/\/localhost:3300\/login$/);
+    // Told a PORT, it believes what it was told.
+    const told = await runWith({ PORT: '4567' }, '--email', 'running@example.test', '--password', 'long enough password', '--tenant', 'Told', '--add-tenant');
+    expect(told.out).toMatch(/Sign in at http:\/\/localhost:4567\/login$/);
+  } finally {
+    await sweeps.leave();
+  }
+  // With no server beating, the default.
+  const none = await run('--email', 'stopped@example.test', '--password', 'long enough password');
+  expect(none.out).toMatch(/Sign in at http:\/\/localhost:3000\/login$/);
 });
 
 it.each([
