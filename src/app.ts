@@ -34,7 +34,8 @@ import { projectRoot } from './lib/paths';
 import { accessHandlers } from './oauth/access-handlers';
 import { createAccessService } from './oauth/access-service';
 import { protectedResourceMetadata } from './oauth/protected-resource';
-import { createProvider, resourcesOf } from './oauth/provider';
+import type { ProviderDeps } from './oauth/provider';
+import { resourcesOf } from './oauth/resources';
 import { createOwnerService, type OwnerService } from './owners/owner-service';
 import type { McpDeps } from './mcp/mcp-router';
 import { jobsPages } from './jobs/jobs-pages';
@@ -70,6 +71,7 @@ export interface App {
   api: Api;
   sessions: SessionService;
   owners: OwnerService;
+  /** The authorization server (made when first read). */
   provider: Provider;
   cookieSecret: string;
   /** On PostgreSQL, what carries changes between instances (closed at shutdown). */
@@ -101,12 +103,21 @@ function apiCredential(req: Request): string | null {
 
 const byAddress = (req: Request) => req.ip ?? null;
 
+/**
+ * The authorization server, made at its first use: oidc-provider costs a start about 230 ms of CPU and an
+ * instance 16 MB that API calls with tokens already issued never need (their check reads the database).
+ */
+function providerAtFirstUse(deps: ProviderDeps): () => Provider {
+  let provider: Provider | undefined;
+  return () => (provider ??= (require('./oauth/provider') as typeof import('./oauth/provider')).createProvider(deps));
+}
+
 /** The authorization server answers only its own paths; everything else stays with Express. */
-function mountProvider(provider: Provider): RequestHandler {
-  const callback = provider.callback();
+function mountProvider(provider: () => Provider): RequestHandler {
+  let callback: ReturnType<Provider['callback']> | undefined;
   const owns = (path: string) =>
     path.startsWith('/oauth/') || path === '/device' || path.startsWith('/device/') || path === '/.well-known/openid-configuration' || path === '/.well-known/oauth-authorization-server';
-  return (req, res, next) => (owns(req.path) ? callback(req, res) : next());
+  return (req, res, next) => (owns(req.path) ? (callback ??= provider().callback())(req, res) : next());
 }
 
 /**
@@ -131,7 +142,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
     policies: { api: perMinute(config.rateLimits.api), apiIp: perMinute(config.rateLimits.apiAddress), ...policies },
     logger,
   });
-  const provider = createProvider({ baseUrl: config.baseUrl, secretKey: config.secretKey, db, limits, trustProxy: config.trustProxy });
+  const provider = providerAtFirstUse({ baseUrl: config.baseUrl, secretKey: config.secretKey, db, limits, trustProxy: config.trustProxy });
   const sessions = createSessionService({ db });
   const owners = createOwnerService({ db });
   const access = createAccessService({ db });
@@ -201,5 +212,14 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   app.use((_req, _res, next) => next(new NotFound('No such endpoint.')));
   app.use(errorHandler);
 
-  return { app, api, sessions, cookieSecret, provider, owners, changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics };
+  return {
+    app,
+    api,
+    sessions,
+    cookieSecret,
+    get provider() {
+      return provider();
+    },
+    owners,
+    changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics };
 }

@@ -1,4 +1,5 @@
 // Process entry: config → database → app → listen; graceful shutdown on SIGTERM and SIGINT.
+import './lib/compile-cache';
 import type { Server } from 'node:http';
 import type { Express } from 'express';
 import { buildApp } from './app';

@@ -39,15 +39,17 @@ export interface Api {
   /** Why `body` is not a valid request body of the operation, in the words of its 400 `validation_failed`, or null. */
   bodyProblem(operationId: OperationId, body: unknown): string | null;
   backend: OpenAPIBackend;
+  /** The contract it routes by. */
+  contract: Contract;
 }
 
 export async function createApi({ contract, authorizer, handlers, db }: { contract: Contract; authorizer: Authorizer; handlers: HandlerMap; db: Db }): Promise<Api> {
   const backend = new OpenAPIBackend({
-    definition: contract.inlined as Document,
+    definition: contract.routing as Document,
     strict: true,
     // Validators are compiled per operation on first use rather than all at start (seconds of CPU, and the
     // response validators are never used at run time); the document is already inlined, so the quick
-    // path's synchronous dereference has nothing to resolve.
+    // path's synchronous dereference has nothing to resolve (it copies the routing part whole).
     quick: true,
     validate: true,
     coerceTypes: true,
@@ -55,6 +57,13 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
   });
   // Its definition check knows OpenAPI 3.0 only; the document is linted as 3.1 in CI instead.
   backend.validateDefinition = () => backend.document as any;
+
+  await backend.init();
+  // The router flattens the whole document into a new list of operations on every match (each request
+  // matches two or three times, and each handler registered after init looks its operation up): the
+  // document is fixed once initialised, so the list is made once.
+  const operations = backend.router.getOperations();
+  backend.router.getOperations = () => operations;
 
   const requirements = new Map<string, Requirement | null>();
   /** Who made each request, once its operation's security requirement is met. */
@@ -106,12 +115,6 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
     });
   }
 
-  await backend.init();
-  // The router flattens the whole document into a new list of operations on every match (each request
-  // matches two or three times): the document is fixed once initialised, so the list is made once.
-  const operations = backend.router.getOperations();
-  backend.router.getOperations = () => operations;
-
   // HEAD is GET without the body (RFC 9110 section 9.3.2); Node leaves the body out of HEAD answers.
   const toRequest = (req: Request) => ({
     method: req.method === 'HEAD' ? 'GET' : req.method,
@@ -127,6 +130,7 @@ export async function createApi({ contract, authorizer, handlers, db }: { contra
 
   return {
     backend,
+    contract,
     handle(req, res, next) {
       backend.handleRequest(toRequest(req), req, res).catch(next);
     },

@@ -6,9 +6,16 @@ import { projectRoot } from '../lib/paths';
 
 export interface Contract {
   yaml: string;
-  document: Record<string, any>;
-  /** The document as validators take it: every local `$ref` inlined as a fresh copy, discriminator mappings dropped. */
-  inlined: Record<string, any>;
+  /**
+   * What requests are routed and validated by: the inlined paths with each response's status but not its
+   * schema (answers are not validated at run time), and the security schemes. A seventh of `inlined`, which
+   * openapi-backend copies whole at start.
+   */
+  routing: Record<string, any>;
+  /** The parsed document, read at first use (what /openapi.json answers). */
+  readonly document: Record<string, any>;
+  /** The document as validators take it, read at first use (MCP's tools, answers checked in tests): every local `$ref` inlined as a fresh copy, discriminator mappings dropped. */
+  readonly inlined: Record<string, any>;
 }
 
 /**
@@ -38,30 +45,81 @@ export function inlineRefs(document: Record<string, any>): Record<string, any> {
   return visit(document, []);
 }
 
+/** The inlined document without what routing and request validation never read. */
+export function routingOf(inlined: Record<string, any>): Record<string, any> {
+  const METHODS = new Set(['get', 'put', 'post', 'patch', 'delete', 'head', 'options', 'trace']);
+  const paths = Object.fromEntries(
+    Object.entries<Record<string, any>>(inlined.paths ?? {}).map(([template, item]) => [
+      template,
+      Object.fromEntries(
+        Object.entries(item).map(([key, value]) => {
+          if (!METHODS.has(key)) return [key, value];
+          const { operationId, parameters, requestBody, security, responses } = value;
+          const statuses = Object.fromEntries(Object.keys(responses ?? {}).map((status) => [status, { description: '' }]));
+          return [key, { operationId, parameters, requestBody, security, responses: statuses }];
+        }),
+      ),
+    ]),
+  );
+  return { openapi: inlined.openapi, info: inlined.info, servers: inlined.servers, security: inlined.security, paths, components: { securitySchemes: inlined.components?.securitySchemes ?? {} } };
+}
+
 /**
- * Where parsed contracts are kept between starts, named by the SHA-256 of their YAML and of the inlining's
- * own code: parsing and inlining take about 80 ms of a start, reading them back as JSON under 10.
+ * Where parsed contracts are kept between starts, named by the SHA-256 of their YAML and of this file's
+ * code: parsing and inlining take about 80 ms of a start, reading the routing part back under 5, and the
+ * rest is read when first asked for.
  */
 const KEPT = path.join(projectRoot, 'node_modules', '.cache', 'flows-contract');
+
+function keep(file: string, json: string) {
+  try {
+    mkdirSync(KEPT, { recursive: true });
+    writeFileSync(`${file}.${process.pid}`, json);
+    renameSync(`${file}.${process.pid}`, file);
+  } catch {
+    // A read-only install parses at every start.
+  }
+}
+
+const readJson = (file: string) => {
+  try {
+    return JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    return undefined; // not kept yet
+  }
+};
 
 /** The OpenAPI document, read once: the routing and validation source and what /openapi.* serve. */
 export function loadContract(file = path.join(projectRoot, 'openapi', 'openapi.yaml')): Contract {
   const yaml = readFileSync(file, 'utf8');
-  const kept = path.join(KEPT, `${createHash('sha256').update(inlineRefs.toString()).update(yaml).digest('hex').slice(0, 32)}.json`);
-  try {
-    return { yaml, ...(JSON.parse(readFileSync(kept, 'utf8')) as Pick<Contract, 'document' | 'inlined'>) };
-  } catch {
-    // not kept yet
-  }
-  const document = parse(yaml) as Record<string, any>;
+  const hash = createHash('sha256').update(inlineRefs.toString()).update(routingOf.toString()).update(yaml).digest('hex').slice(0, 32);
+  const keptWhole = path.join(KEPT, `${hash}.json`);
+  const keptRouting = path.join(KEPT, `${hash}.routing.json`);
+  let whole: Pick<Contract, 'document' | 'inlined'> | undefined;
   // As JSON, whether kept or not: the same values either way (a YAML date is its string).
-  const json = JSON.stringify({ document, inlined: inlineRefs(document) });
-  try {
-    mkdirSync(KEPT, { recursive: true });
-    writeFileSync(`${kept}.${process.pid}`, json);
-    renameSync(`${kept}.${process.pid}`, kept);
-  } catch {
-    // A read-only install parses at every start.
+  const parsed = () => {
+    if (whole) return whole;
+    whole = readJson(keptWhole);
+    if (whole) return whole;
+    const document = parse(yaml) as Record<string, any>;
+    const json = JSON.stringify({ document, inlined: inlineRefs(document) });
+    keep(keptWhole, json);
+    return (whole = JSON.parse(json) as Pick<Contract, 'document' | 'inlined'>);
+  };
+  let routing = readJson(keptRouting) as Record<string, any> | undefined;
+  if (!routing) {
+    const json = JSON.stringify(routingOf(parsed().inlined));
+    keep(keptRouting, json);
+    routing = JSON.parse(json) as Record<string, any>;
   }
-  return { yaml, ...(JSON.parse(json) as Pick<Contract, 'document' | 'inlined'>) };
+  return {
+    yaml,
+    routing,
+    get document() {
+      return parsed().document;
+    },
+    get inlined() {
+      return parsed().inlined;
+    },
+  };
 }

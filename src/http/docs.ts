@@ -33,10 +33,10 @@ const INIT = `window.ui = SwaggerUIBundle({
 });`;
 
 export function docsRouter(contract: Contract): Router {
-  const json = JSON.stringify(contract.document);
+  let json: string | undefined;
   const router = Router();
   router.get('/openapi.yaml', (_req, res) => res.type('application/yaml').send(contract.yaml));
-  router.get('/openapi.json', (_req, res) => res.type('application/json').send(json));
+  router.get('/openapi.json', (_req, res) => res.type('application/json').send((json ??= JSON.stringify(contract.document))));
   router.get(['/docs', '/docs/'], (_req, res) => res.type('html').send(PAGE));
   router.get('/docs/init.js', (_req, res) => res.type('application/javascript').send(INIT));
   router.use('/docs/assets', express.static(assets, { index: false, maxAge: '1h' }));

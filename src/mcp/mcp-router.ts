@@ -57,7 +57,7 @@ const unknownTool = (name: string) => new McpError(ErrorCode.InvalidParams, `Unk
 const cursorOf = (headers: Record<string, string> = {}) => (headers.Link ? new URL(/<([^>]+)>/.exec(headers.Link)![1], 'http://local').searchParams.get('cursor') : null);
 
 export function mcpRouter(deps: McpDeps): Router {
-  const tools = operationTools(deps.api.backend.definition as never);
+  const tools = operationTools(deps.api.contract.inlined as never);
   const invocation = tools.find((tool) => tool.operationId === 'invokeJob')!.outputSchema;
   const metadata = metadataUrlOf(deps.resource);
   const challenge = (extra = '') => `Bearer realm="flows"${extra}, resource_metadata="${metadata}"`;

@@ -6,7 +6,7 @@
 import { Router } from 'express';
 import { SCOPES } from '../auth/principal';
 import { metadataUrlOf, RESOURCE_METADATA } from '../http/security';
-import type { Resources } from './provider';
+import type { Resources } from './resources';
 
 
 export function protectedResourceMetadata(baseUrl: URL, resources: Resources): Router {

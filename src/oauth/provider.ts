@@ -10,6 +10,7 @@ import type { RateLimits } from '../http/rate-limit';
 import { newId } from '../lib/ids';
 import { deriveKey, signingJwk } from '../lib/keys';
 import { prismaAdapterFactory } from './adapter';
+import { resourcesOf } from './resources';
 import { deviceConfirmPage, deviceInputPage, deviceSuccessPage, oauthErrorPage } from './device-pages';
 import { CLIENT_AUTH_METHODS, checkRegistration, DEVICE_CODE_GRANT } from './registration-policy';
 import { OFFERED_SCOPES, refuseUnofferedScopes } from './scopes';
@@ -27,13 +28,6 @@ export const ROUTES = {
 };
 
 const HOUR = 60 * 60;
-
-export interface Resources {
-  api: string;
-  mcp: string;
-}
-
-export const resourcesOf = (baseUrl: URL): Resources => ({ api: `${baseUrl.origin}/api/v1`, mcp: `${baseUrl.origin}/mcp` });
 
 export interface ProviderDeps {
   baseUrl: URL;

@@ -13,7 +13,8 @@ import { sameOriginForms, signedInOrSentToLogin, type PageDeps, type SignedIn } 
 
 interface InteractionDeps extends PageDeps {
   db: Db;
-  provider: Provider;
+  /** The authorization server, made at its first use. */
+  provider: () => Provider;
   defaultResource: string;
 }
 
@@ -49,7 +50,7 @@ export function interactionPages(deps: InteractionDeps): Router {
 
   async function load(req: Request, res: Response): Promise<Details> {
     try {
-      return await deps.provider.interactionDetails(req, res);
+      return await deps.provider().interactionDetails(req, res);
     } catch {
       throw new NotFound('This sign-in request has expired or was already completed; start again from the application.');
     }
@@ -61,7 +62,8 @@ export function interactionPages(deps: InteractionDeps): Router {
    */
   async function approve(req: Request, res: Response, details: Details, session: SignedIn) {
     const accountId = accountIdOf(session.principal);
-    const grant = new deps.provider.Grant({ accountId, clientId: String(details.params.client_id) });
+    const { Grant } = deps.provider();
+    const grant = new Grant({ accountId, clientId: String(details.params.client_id) });
     const missing = (details.prompt.details.missingResourceScopes ?? {}) as Record<string, string[]>;
     const asked = [details.params.resource ?? deps.defaultResource].flat().map(String);
     const resources = Object.keys(missing).length ? missing : Object.fromEntries(asked.map((resource) => [resource, requestedScopes(details)]));
@@ -70,7 +72,7 @@ export function interactionPages(deps: InteractionDeps): Router {
     const scope = String(details.params.scope ?? '');
     if (scope) grant.addOIDCScope(scope);
     const grantId = await grant.save();
-    await deps.provider.interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
+    await deps.provider().interactionFinished(req, res, { login: { accountId }, consent: { grantId } }, { mergeWithLastSubmission: false });
   }
 
   router.get('/interaction/:uid', async (req, res) => {
@@ -80,7 +82,7 @@ export function interactionPages(deps: InteractionDeps): Router {
     // A device was already approved on the provider's confirmation page, which the gate above guards.
     if ((details as Details & { deviceCode?: string }).deviceCode) return approve(req, res, details, session);
 
-    const client = await deps.provider.Client.find(String(details.params.client_id));
+    const client = await deps.provider().Client.find(String(details.params.client_id));
     const viewer = await viewerOf(session);
     const action = `/interaction/${encodeURIComponent(details.uid)}`;
     res.type('html').send(
@@ -104,7 +106,7 @@ ${scopeList(requestedScopes(details))}
 
   router.post('/interaction/:uid/deny', sameOrigin, form, async (req, res) => {
     await load(req, res);
-    await deps.provider.interactionFinished(
+    await deps.provider().interactionFinished(
       req,
       res,
       { error: 'access_denied', error_description: 'The owner denied the request.' },

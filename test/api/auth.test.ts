@@ -32,7 +32,7 @@ interface ContractOperation {
 }
 
 function contractOperations(): ContractOperation[] {
-  const doc = app.api.backend.definition as any;
+  const doc = app.api.contract.inlined;
   return Object.entries(doc.paths).flatMap(([path, item]: [string, any]) =>
     Object.entries(item)
       .filter(([method]) => ['get', 'post', 'put', 'patch', 'delete'].includes(method))

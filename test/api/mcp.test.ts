@@ -9,7 +9,7 @@ import { McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.j
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { request } from 'undici';
-import { resourcesOf } from '../../src/oauth/provider';
+import { resourcesOf } from '../../src/oauth/resources';
 import { agentCommand } from '../support/agent';
 import { startOtherInstance } from '../support/app';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';

@@ -4,7 +4,7 @@
 import { createServer } from 'node:net';
 import * as oauth from 'openid-client';
 import { createFlows, FlowsApiError, type Flows, type FlowsOptions, type TraceEvent, type Tokens } from '../../clients/sdk/src';
-import { resourcesOf } from '../../src/oauth/provider';
+import { resourcesOf } from '../../src/oauth/resources';
 import { agentCommand } from '../support/agent';
 import { FormSession } from '../support/form-session';
 import { accessToken, createOwner, sessionCookie, type TestOwner } from '../support/identity';

@@ -50,7 +50,7 @@ function credentialsOf(schemes: Record<string, SecurityScheme>, security: Record
 }
 
 export function operationsOf(app: TestApp): Operation[] {
-  const definition = app.api.backend.definition as any;
+  const definition = app.api.contract.inlined;
   const handlers = app.api.backend.handlers as Record<string, unknown>;
   return Object.entries(definition.paths).flatMap(([template, item]: [string, any]) =>
     METHODS.filter((m) => item[m]).map((m): Operation => {

@@ -19,7 +19,7 @@ function validatorFor(schema: object): ValidateFunction {
 type AnyApp = Pick<TestApp, 'app' | 'api'>;
 
 export function assertMatchesContract(app: AnyApp, method: string, path: string, res: Response): void {
-  const inlined = app.api.backend.definition as any;
+  const inlined = app.api.contract.inlined;
   const matched = app.api.backend.router.matchOperation({ method, path: path.split('?')[0], headers: {}, query: {} } as any);
   const where = `${method.toUpperCase()} ${path} → ${res.status}`;
   if (!matched) {

@@ -6,7 +6,7 @@ import type { Db } from '../../src/db/client';
 import { newId } from '../../src/lib/ids';
 import { accountIdOf } from '../../src/auth/accounts';
 import { prismaAdapterFactory } from '../../src/oauth/adapter';
-import { resourcesOf } from '../../src/oauth/provider';
+import { resourcesOf } from '../../src/oauth/resources';
 import { DEVICE_CODE_GRANT } from '../../src/oauth/registration-policy';
 import type { TestApp } from './app';
 

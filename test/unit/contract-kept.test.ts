@@ -1,5 +1,6 @@
-// The parsed contract kept between starts: read back, it is the document and its inlined form as parsed,
-// and a changed YAML is parsed anew, never answered from what was kept for the old one.
+// The parsed contract kept between starts: read back, it is the document, its inlined form and the part
+// requests are routed by as parsed, and a changed YAML is parsed anew, never answered from what was kept
+// for the old one.
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -12,8 +13,19 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 const yamlOf = (title: string) => `openapi: 3.1.0
 info: { title: ${title}, version: '1' }
-paths: {}
+paths:
+  /pets:
+    post:
+      operationId: createPet
+      summary: Adds a pet.
+      security: [{ bearer: [] }]
+      requestBody: { required: true, content: { application/json: { schema: { $ref: '#/components/schemas/Pet' } } } }
+      responses:
+        '201': { description: The pet., content: { application/json: { schema: { $ref: '#/components/schemas/Pet' } } } }
+        '400': { description: Refused. }
 components:
+  securitySchemes:
+    bearer: { type: http, scheme: bearer }
   schemas:
     Name: { type: string, maxLength: 10 }
     Pet: { type: object, properties: { name: { $ref: '#/components/schemas/Name' }, born: { type: string, format: date, example: 2026-01-01 } } }
@@ -31,6 +43,16 @@ it('answers the same document parsed or kept, and parses a changed YAML anew', (
   expect(kept.inlined.components.schemas.Pet.properties.name).toEqual({ type: 'string', maxLength: 10 });
   // Each use of an inlined schema is its own copy, kept or not.
   expect(kept.inlined.components.schemas.Pet.properties.name).not.toBe(kept.inlined.components.schemas.Name);
+
+  // Routing takes the requests' schemas and the answers' statuses, and nothing else.
+  expect(kept.routing).toEqual(parsed.routing);
+  expect(kept.routing.paths['/pets'].post).toEqual({
+    operationId: 'createPet',
+    security: [{ bearer: [] }],
+    requestBody: kept.inlined.paths['/pets'].post.requestBody,
+    responses: { '201': { description: '' }, '400': { description: '' } },
+  });
+  expect(kept.routing.components).toEqual({ securitySchemes: { bearer: { type: 'http', scheme: 'bearer' } } });
 
   writeFileSync(file, yamlOf('Second'));
   expect(loadContract(file).document.info.title).toBe('Second');
