@@ -1,5 +1,5 @@
 // `node scripts/bench-startup.mjs`: how long the built app takes to serve, and how much memory it holds idle.
-// Runs dist/src/main.js (build it first: `npm run build`) on a fresh embedded database in a temporary folder:
+// Runs dist/src/main.js as `npm start` does (build it first: `npm run build`) on a fresh embedded database in a temporary folder:
 //   - first start: spawn to the first 200 from GET /readyz (this one applies the migrations);
 //   - restart: SIGTERM, wait for the exit, spawn again on the same folder; the median of BENCH_RESTARTS (3) runs;
 //   - idle memory: VmRSS of the last restarted process after 3 s without requests (Linux /proc).
@@ -71,9 +71,21 @@ function probe(port, target, timeoutMs) {
   });
 }
 
+/**
+ * The server as `npm start` runs it (without npm): the variables and node's flags its script sets, read from
+ * package.json (`NAME=value … exec node <flags> dist/src/main.js`).
+ */
+function startCommand(root) {
+  const words = JSON.parse(readFileSync(path.join(root, 'package.json'), 'utf8')).scripts.start.split(/\s+/);
+  const node = words.indexOf('node');
+  const env = Object.fromEntries(words.slice(0, node).filter((word) => /^\w+=/.test(word)).map((word) => word.split('=')));
+  return { env, args: [...words.slice(node + 1, -1), path.join(root, words.at(-1))] };
+}
+
 function start(root, env) {
   const startedAt = performance.now();
-  const child = spawn(process.execPath, [path.join(root, MAIN)], { cwd: root, env, stdio: ['ignore', 'ignore', 'pipe'] });
+  const command = startCommand(root);
+  const child = spawn(process.execPath, command.args, { cwd: root, env: { ...env, ...command.env }, stdio: ['ignore', 'ignore', 'pipe'] });
   children.add(child);
   let stderr = '';
   child.stderr.setEncoding('utf8');
@@ -230,7 +242,8 @@ function printTable(r) {
   console.log(row(`idle RSS after restart (${r.idleMs / 1000} s idle)`, r.idleRssMb === null ? 'n/a (no /proc)' : `${r.idleRssMb} MB`));
   console.log(row('peak RSS of that process', r.peakRssMb === null ? 'n/a' : `${r.peakRssMb} MB`));
   if (r.loadAverage > r.cpus * 0.5) console.log(row('note', `load average ${r.loadAverage} on ${r.cpus} CPUs: wall times include waiting for the CPU`));
-  console.log(row('targets', `restart ≤ 2000 ms: ${r.restartMedianMs <= 2000 ? 'met' : 'NOT met'}; idle RSS ≤ 150 MB: ${r.idleRssMb !== null && r.idleRssMb <= 150 ? 'met' : 'NOT met'}`));
+  const met = (ok) => (ok ? 'met' : 'NOT met');
+  console.log(row('targets', `first start ≤ 1500 ms: ${met(r.firstStartMs <= 1500)}; restart ≤ 1000 ms: ${met(r.restartMedianMs <= 1000)}; idle RSS ≤ 150 MB: ${met(r.idleRssMb !== null && r.idleRssMb <= 150)}`));
 }
 
 const invokedDirectly = (() => {
