@@ -89,6 +89,8 @@ export interface App {
   webhooks: Domains['webhooks'];
   /** This instance's metrics, for the metrics port. */
   metrics: Domains['metrics'];
+  /** Traces exported over OTLP, when configured (flushed at shutdown). */
+  tracing: Domains['tracing'];
 }
 
 const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
@@ -221,5 +223,5 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
       return provider();
     },
     owners,
-    changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics };
+    changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics, tracing: domains.tracing };
 }

@@ -62,6 +62,8 @@ export interface Config {
    * (FLOWS_METRICS_PORT, on HOST) to anyone who reaches it; neither set, nowhere.
    */
   metrics: { token: string | null; port: number | null };
+  /** OpenTelemetry traces are exported (an OTLP endpoint is set, and neither the SDK nor its trace exporter is off). */
+  tracing: boolean;
   /** Lines of agent output a run's trace keeps per attempt (FLOWS_TRACE_MAX_LINES); the rest are dropped, and the trace says so. */
   traceMaxLines: number;
   /**
@@ -296,6 +298,12 @@ function embeddedKey(dataDir: string): Buffer {
   return parseKey(file, readFileSync(file, 'utf8').trim());
 }
 
+/** OTEL_EXPORTER_OTLP_TRACES_ENDPOINT or OTEL_EXPORTER_OTLP_ENDPOINT, unless OTEL_SDK_DISABLED or OTEL_TRACES_EXPORTER=none. */
+function tracingWanted(env: NodeJS.ProcessEnv): boolean {
+  const endpoint = env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT?.trim() || env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim();
+  return Boolean(endpoint) && env.OTEL_SDK_DISABLED?.trim().toLowerCase() !== 'true' && env.OTEL_TRACES_EXPORTER?.trim().toLowerCase() !== 'none';
+}
+
 /** FLOWS_METRICS_TOKEN (a bearer a scraper sends, 32 characters or more) and FLOWS_METRICS_PORT. */
 function metricsSettings(env: NodeJS.ProcessEnv, port: number): Config['metrics'] {
   const token = env.FLOWS_METRICS_TOKEN?.trim() || null;
@@ -410,6 +418,7 @@ export function loadConfig(given: NodeJS.ProcessEnv = process.env): Config {
     modelPrices: modelPrices(env),
     tenantMonthlyBudgetUsd: dollarsOf(env, 'FLOWS_TENANT_MONTHLY_BUDGET_USD'),
     metrics: metricsSettings(env, port),
+    tracing: tracingWanted(env),
     retention: { days: integer(env, 'FLOWS_RETENTION_DAYS', 30, 0, 36_500), maxRunsPerJob: integer(env, 'FLOWS_RETENTION_MAX_RUNS_PER_JOB', 10_000, 0, 100_000_000) },
     repositoryCache: repositoryCache(env, dataDir),
   };

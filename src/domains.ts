@@ -39,6 +39,7 @@ import { DEFAULT_LIMITS } from './lib/resource-limits';
 import { secretsHandlers } from './secrets/secrets-handlers';
 import { createSecretsService } from './secrets/secrets-service';
 import { createMetrics, NO_METRICS } from './metrics/metrics';
+import { createTracing, NO_TRACING } from './metrics/tracing';
 import { deploymentFigures } from './metrics/metrics-figures';
 import { createInProcessQueue, type WorkQueue } from './lib/work-queue';
 import { createPgBossQueue } from './lib/work-queue-pg';
@@ -97,6 +98,7 @@ export function createDomains({
   const outbound = createOutbound({ allowPrivateNetwork: config.allowPrivateNetwork });
   const docker = config.docker && { ...config.docker, client: dockerClient(config.docker.host) };
   const metrics = config.metrics.token !== null || config.metrics.port !== null ? createMetrics({ figures: deploymentFigures(db) }) : NO_METRICS;
+  const tracing = config.tracing ? createTracing({ tenantDb, instanceId, logger }) : NO_TRACING;
   const events = createEventsService({
     box,
     queue,
@@ -173,7 +175,10 @@ export function createDomains({
     logger,
     instanceId,
     notify: notifyRun,
-    executed: metrics.executed,
+    executed: (run) => {
+      metrics.executed(run);
+      tracing.executed(run);
+    },
     sweeps,
     traceMaxLines: config.traceMaxLines,
     modelPrices: config.modelPrices,
@@ -200,6 +205,7 @@ export function createDomains({
     logger,
     notify: (tenantId, delivery) => events.emitWebhookReceived(tenantId, delivery),
     replayWindowSeconds: config.webhookReplayWindowSeconds,
+    evaluated: tracing.evaluated,
     ...webhooksSweeps(db),
   });
 
@@ -225,7 +231,7 @@ export function createDomains({
     ...eventsHandlers(events),
     ...secretsHandlers(secrets),
   };
-  return { handlers, queue, sweeps, retention, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, metrics, intake: intakeRouter(webhooks, metrics) };
+  return { handlers, queue, sweeps, retention, changes: changes || null, jobs, runs, runner, scheduler, events, webhooks, targets, connections, diagnostics, metrics, tracing, intake: intakeRouter(webhooks, metrics) };
 }
 
 export type Domains = ReturnType<typeof createDomains>;

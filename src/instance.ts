@@ -9,7 +9,7 @@ import { SWEEP_MS as EVENT_SWEEP_MS } from './events/events-service';
 import type { Logger } from './lib/logger';
 import { TICK_MS } from './runs/scheduler';
 
-type Background = Pick<App, 'queue' | 'sweeps' | 'retention' | 'runner' | 'scheduler' | 'events' | 'webhooks' | 'changes'>;
+type Background = Pick<App, 'queue' | 'sweeps' | 'retention' | 'runner' | 'scheduler' | 'events' | 'webhooks' | 'changes' | 'tracing'>;
 
 /** How often what is older than the operator keeps is pruned. */
 const RETENTION_MS = 60_000;
@@ -37,9 +37,10 @@ export async function startBackground({ config, db, logger }: { config: Config; 
 }
 
 /** No new work is taken, then this instance's runs end (failed as interrupted), then it leaves. */
-export async function stopBackground({ queue, runner, sweeps, changes }: Background) {
+export async function stopBackground({ queue, runner, sweeps, changes, tracing }: Background) {
   await queue.stop();
   await runner.shutdown();
   await sweeps.leave();
   await changes?.close();
+  await tracing.shutdown();
 }

@@ -59,6 +59,8 @@ export interface RunnerDeps {
 
 /** How one execution of a run ended, as the runner saw it (metrics). */
 export interface Executed {
+  tenantId: string;
+  jobId: string;
   runId: string;
   attempt: number;
   /** When the agent was running; null when it never was (a setup failure, a stop while starting). */
@@ -362,7 +364,7 @@ export function createRunner({ tenantDb, jobs, workspaces, reporting, targets, s
         await reporter.finish(await finalReport(db, runId)).catch((err) => logger.warn({ err, runId }, 'reporting the run\'s end failed'));
         await traced?.flush();
       }
-      executed({ runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: reading?.kind ?? null, usage: reading?.stream.usage() ?? null });
+      executed({ tenantId, jobId: job.id, runId, attempt: run.attempt, runningAt, endedAt: new Date(), outcome: ended, agent: reading?.kind ?? null, usage: reading?.stream.usage() ?? null });
       executions.delete(runId);
       executing--;
       if (!shuttingDown) dispatch(tenantId, job.id);

@@ -40,11 +40,13 @@ export interface EvaluationDeps {
   pendingDeliveries: PendingDeliveries;
   /** Whether intake is answering deliveries: evaluation yields to it. */
   intakeBusy(): boolean;
+  /** Told of each delivery once its decisions are saved (tracing). */
+  evaluated?: (delivery: PendingDelivery, decisions: Decision[], misses: number, at: Date) => void;
   logger: Logger;
   now: () => Date;
 }
 
-export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, intakeBusy, logger, now }: EvaluationDeps) {
+export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, intakeBusy, evaluated = () => {}, logger, now }: EvaluationDeps) {
   const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: intakeBusy });
 
   /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
@@ -68,7 +70,9 @@ export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingD
       }
       decisions.push(decision);
     }
-    await createWebhooksRepo(db).setOutcome(activity.id, decisions, misses, now());
+    const at = now();
+    await createWebhooksRepo(db).setOutcome(activity.id, decisions, misses, at);
+    evaluated(activity, decisions, misses, at);
   }
 
   /**

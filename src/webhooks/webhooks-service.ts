@@ -21,7 +21,7 @@ import type { RunsService } from '../runs/runs-service';
 import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
 import { answersEmpty, decideCandidates, decideDelivery, verifyDelivery, webhookContext, type Handshake, type WebhookFormat } from './webhooks-fns';
-import { createDeliveryEvaluation, type PendingDeliveries } from './webhooks-evaluation';
+import { createDeliveryEvaluation, type EvaluationDeps, type PendingDeliveries } from './webhooks-evaluation';
 import { createDeliveryRecording } from './webhooks-recording';
 import { createRefusalRecording, refusalView, unknownSource } from './webhooks-refusals';
 import { createWebhooksRepo, type ActivityRow, type SourceRow } from './webhooks-repo';
@@ -62,6 +62,8 @@ export interface WebhooksDeps {
   notify(tenantId: string, delivery: Record<string, unknown>): void;
   /** How long a body is recognised as a replay (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never. */
   replayWindowSeconds: number;
+  /** Told of each delivery once its decisions are saved (tracing). */
+  evaluated?: EvaluationDeps['evaluated'];
   now?: () => Date;
 }
 
@@ -82,11 +84,11 @@ function chosenSecret(format: WebhookFormat, given: string | undefined): { value
  */
 export type IntakeAnswer = { activityId: string; duplicate: boolean; empty?: true } | Handshake;
 
-export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, apps, logger, notify, replayWindowSeconds, now = () => new Date() }: WebhooksDeps) {
+export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantDb, sourceById, pendingDeliveries, apps, logger, notify, replayWindowSeconds, evaluated, now = () => new Date() }: WebhooksDeps) {
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
   const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
-  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy });
+  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy, evaluated });
   const recording = createDeliveryRecording({ tenantDb, logger, replayWindowSeconds });
   const refusals = createRefusalRecording({ tenantDb, logger });
 

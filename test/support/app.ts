@@ -38,6 +38,8 @@ export function testConfig(overrides: Partial<Config> = {}): Config {
     mcpAllowedOrigins: [],
     modelPrices: {},
     tenantMonthlyBudgetUsd: null,
+    // test/api/tracing.test.ts exports to a collector of its own.
+    tracing: false,
     metrics: { token: null, port: null },
     ...overrides,
   };

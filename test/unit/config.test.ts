@@ -49,6 +49,14 @@ describe('loadConfig', () => {
     expect(loadConfig({ ...sqlite, FLOWS_METRICS_TOKEN: 't'.repeat(32), FLOWS_METRICS_PORT: '9464' }).metrics).toEqual({ token: 't'.repeat(32), port: 9464 });
   });
 
+  it('exports traces only where an OTLP endpoint is set, and not when OpenTelemetry is told to be off', () => {
+    expect(loadConfig(sqlite).tracing).toBe(false);
+    expect(loadConfig({ ...sqlite, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318' }).tracing).toBe(true);
+    expect(loadConfig({ ...sqlite, OTEL_EXPORTER_OTLP_TRACES_ENDPOINT: 'http://collector:4318/v1/traces' }).tracing).toBe(true);
+    expect(loadConfig({ ...sqlite, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_SDK_DISABLED: 'true' }).tracing).toBe(false);
+    expect(loadConfig({ ...sqlite, OTEL_EXPORTER_OTLP_ENDPOINT: 'http://collector:4318', OTEL_TRACES_EXPORTER: 'none' }).tracing).toBe(false);
+  });
+
   it('reads the API rate limits per minute, 0 turning one off', () => {
     expect(loadConfig({ ...sqlite }).rateLimits).toEqual({ api: 600, apiAddress: 1200 });
     expect(loadConfig({ ...sqlite, FLOWS_RATE_LIMIT_API: '5000', FLOWS_RATE_LIMIT_API_ADDRESS: '0' }).rateLimits).toEqual({ api: 5000, apiAddress: 0 });
