@@ -8,7 +8,7 @@ export interface Contract {
   yaml: string;
   /**
    * What requests are routed and validated by: the inlined paths with each response's status but not its
-   * schema (answers are not validated at run time), and the security schemes. A seventh of `inlined`, which
+   * schema (answers are not validated at run time), and the security schemes. A tenth of `inlined`, which
    * openapi-backend copies whole at start.
    */
   routing: Record<string, any>;
