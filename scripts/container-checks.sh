@@ -34,7 +34,8 @@ docker build -q --build-arg BASE_IMAGE="$base" -t "$image" . >/dev/null
 # The image of this commit and the untagged build stages go at the end (2–3 GB a run otherwise); the base
 # images stay, named by what makes them.
 cleanup() { docker rmi -f "$image" >/dev/null 2>&1 || true; docker image prune -f >/dev/null 2>&1 || true; }
-docker image inspect -f '{{.Config.User}} {{json .Config.Healthcheck.Test}}' "$image"
+docker image inspect -f '{{.Config.User}} {{json .Config.Healthcheck.Test}} {{json .Config.Cmd}}' "$image"
+say "image size: $(docker image inspect -f '{{.Size}}' "$image" | awk '{ printf "%.0f MB", $1 / 1e6 }') (base: $(docker image inspect -f '{{.Size}}' "$base" | awk '{ printf "%.0f MB", $1 / 1e6 }'))"
 # Repository workspaces clone and push with the image's git.
 docker run --rm --entrypoint git "$image" --version
 
