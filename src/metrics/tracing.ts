@@ -62,6 +62,9 @@ interface SpanAt {
   failed?: string;
 }
 
+/** How long exporting what is buffered may hold a shutdown. */
+const SHUTDOWN_MS = 3_000;
+
 const VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
 
 export function createTracing({ tenantDb, instanceId, logger }: { tenantDb: (tenantId: string) => TenantDb; instanceId: string; logger: Logger }): Tracing {
@@ -176,7 +179,9 @@ export function createTracing({ tenantDb, instanceId, logger }: { tenantDb: (ten
     },
 
     async shutdown() {
-      await provider.shutdown().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed'));
+      // A collector out of reach must not hold the shutdown past its grace: what is not out in 3 s is dropped.
+      const dropped = new Promise<void>((resolve) => setTimeout(() => resolve(logger.warn('the last traces were not exported within 3 s; they are dropped')), SHUTDOWN_MS).unref());
+      await Promise.race([provider.shutdown().catch((err: unknown) => logger.warn({ err }, 'exporting the last traces failed')), dropped]);
     },
   };
 }

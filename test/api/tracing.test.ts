@@ -4,6 +4,9 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
+import { forTenant } from '../../src/db/tenant-scope';
+import { createLogger } from '../../src/lib/logger';
+import { createTracing } from '../../src/metrics/tracing';
 import { agentCommand } from '../support/agent';
 import { startTestApp, type TestApp } from '../support/app';
 import { call } from '../support/http';
@@ -108,4 +111,20 @@ it('an invoked run is a trace of its own, and a failed one says so', async () =>
   expect(span.traceId).not.toBe(spans.find((other) => other.name.startsWith('delivery '))?.traceId);
   expect(attribute(span, 'flows.invocation.id')).toBe(invoked.body.invocationId);
   expect(span).toMatchObject({ name: 'run failed', status: { code: 2, message: 'failed' } });
+});
+
+it('does not hold a shutdown past 3 s when the collector does not answer', async () => {
+  const stalled = http.createServer(() => {}); // takes the request, never answers
+  await new Promise<void>((resolve) => stalled.listen(0, '127.0.0.1', resolve));
+  process.env.OTEL_EXPORTER_OTLP_ENDPOINT = `http://127.0.0.1:${(stalled.address() as AddressInfo).port}`;
+  try {
+    const tracing = createTracing({ tenantDb: (tenantId) => forTenant(app.database.db, tenantId), instanceId: 'inst_stalled', logger: createLogger('silent') });
+    tracing.evaluated({ tenantId: 'ten_x', id: 'act_01m8kte8p5kxzjp3fwq881h5zt', sourceId: 'src_x', event: 'issues', action: null, context: {} }, [], 0, new Date());
+    const began = Date.now();
+    await tracing.shutdown();
+    expect(Date.now() - began).toBeLessThan(4_500);
+  } finally {
+    stalled.closeAllConnections();
+    stalled.close();
+  }
 });
