@@ -1,7 +1,5 @@
 // Composes the Express app from its parts. Dependencies come in, so a test can build a second app cheaply.
 import type { LocalExecutorOptions } from './integrations/local-executor';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import cookieParser from 'cookie-parser';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import type Provider from 'oidc-provider';
@@ -30,7 +28,7 @@ import { NotFound } from './lib/errors';
 import { sha256 } from './lib/hash';
 import { deriveKey } from './lib/keys';
 import type { Logger } from './lib/logger';
-import { projectRoot } from './lib/paths';
+import { packageVersion } from './lib/paths';
 import { accessHandlers } from './oauth/access-handlers';
 import { createAccessService } from './oauth/access-service';
 import { protectedResourceMetadata } from './oauth/protected-resource';
@@ -93,8 +91,6 @@ export interface App {
   tracing: Domains['tracing'];
 }
 
-const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
-
 /** API calls are counted per credential (bearer token or session), and all of them per address too. */
 function apiCredential(req: Request): string | null {
   const bearer = /^Bearer (\S+)$/i.exec(req.get('authorization') ?? '')?.[1];
@@ -156,7 +152,7 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
   const handlers = { ...accountHandlers(createAccountService({ db })), ...accessHandlers(access), ...domains.handlers };
   const api = await createApi({ db, contract, authorizer, handlers });
   const tenantDb = (tenantId: string) => forTenant(db, tenantId);
-  const mcp = mcpAtFirstUse({ tenantDb, baseUrl: config.baseUrl, allowedOrigins: config.mcpAllowedOrigins, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: PACKAGE_VERSION });
+  const mcp = mcpAtFirstUse({ tenantDb, baseUrl: config.baseUrl, allowedOrigins: config.mcpAllowedOrigins, resource: resources.mcp, bearer, api, handlers, jobs: domains.jobs, runs: domains.runs, logger, version: packageVersion });
   const cookieSecret = deriveKey(config.secretKey, 'session cookie').toString('hex');
   const pageDeps = { baseUrl: config.baseUrl, sessions, owners, limits, signupOpen: config.signupOpen };
 
@@ -223,5 +219,16 @@ export async function buildApp({ config, db, logger, contract = loadContract(), 
       return provider();
     },
     owners,
-    changes: domains.changes, queue: domains.queue, sweeps: domains.sweeps, retention: domains.retention, jobs: domains.jobs, runner: domains.runner, scheduler: domains.scheduler, events: domains.events, webhooks: domains.webhooks, metrics: domains.metrics, tracing: domains.tracing };
+    changes: domains.changes,
+    queue: domains.queue,
+    sweeps: domains.sweeps,
+    retention: domains.retention,
+    jobs: domains.jobs,
+    runner: domains.runner,
+    scheduler: domains.scheduler,
+    events: domains.events,
+    webhooks: domains.webhooks,
+    metrics: domains.metrics,
+    tracing: domains.tracing,
+  };
 }

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 /** The folder holding package.json, whether running from src/ (tests) or dist/src/ (npm start). */
@@ -10,3 +10,6 @@ function findRoot(from: string): string {
 }
 
 export const projectRoot = findRoot(__dirname);
+
+/** This release's version, as package.json gives it (MCP's server info, traces' service version). */
+export const packageVersion = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;

@@ -6,14 +6,12 @@
 // joins its delivery's trace without a context carried through the queue or the run row.
 // Attributes are ids, names and counts: never a payload, a prompt or a result.
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import type { Attributes, Context, Tracer } from '@opentelemetry/api';
 import type { IdGenerator } from '@opentelemetry/sdk-trace';
 import type { TenantDb } from '../db/tenant-scope';
 import { idTime } from '../lib/ids';
 import type { Logger } from '../lib/logger';
-import { projectRoot } from '../lib/paths';
+import { packageVersion } from '../lib/paths';
 import { createRunsRepo } from '../runs/runs-repo';
 import { runView } from '../runs/runs-fns';
 import type { Executed } from '../runs/runner';
@@ -65,8 +63,6 @@ interface SpanAt {
 /** How long exporting what is buffered may hold a shutdown. */
 const SHUTDOWN_MS = 3_000;
 
-const VERSION = (JSON.parse(readFileSync(path.join(projectRoot, 'package.json'), 'utf8')) as { version: string }).version;
-
 export function createTracing({ tenantDb, instanceId, logger }: { tenantDb: (tenantId: string) => TenantDb; instanceId: string; logger: Logger }): Tracing {
   // Loaded only where traces are exported.
   const api = require('@opentelemetry/api') as typeof import('@opentelemetry/api');
@@ -76,11 +72,11 @@ export function createTracing({ tenantDb, instanceId, logger }: { tenantDb: (ten
 
   const ids = new DerivedIds();
   const provider = new TracerProvider({
-    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME?.trim() || 'flows', 'service.version': VERSION, 'service.instance.id': instanceId }),
+    resource: resourceFromAttributes({ 'service.name': process.env.OTEL_SERVICE_NAME?.trim() || 'flows', 'service.version': packageVersion, 'service.instance.id': instanceId }),
     idGenerator: ids,
     spanProcessors: [new BatchSpanProcessor({ exporter: new OTLPTraceExporter() })],
   });
-  const tracer: Tracer = provider.getTracer('flows', VERSION);
+  const tracer: Tracer = provider.getTracer('flows', packageVersion);
 
   function write(span: SpanAt) {
     const parent: Context = span.parentId
