@@ -35,12 +35,13 @@ const SCANNED = 100;
 const TARGET_INDEXED_P50_US = 100;
 const TARGET_INDEXED_RATIO = 2;
 
-const { decideCandidates, decideDelivery, decideIndexed, verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
+const { verifyDelivery, webhookContext } = dist('src/webhooks/webhooks-fns.js');
+const { decideCandidates, decideDelivery, decideIndexed } = dist('src/triggers/acts-fns.js');
 const { indexJobs } = dist('src/jobs/jobs-catalog.js');
 const { eventName } = dist('src/triggers/event-patterns-fns.js');
 const { forTenant } = dist('src/db/tenant-scope.js');
 
-/** What `evaluate` in src/webhooks/webhooks-evaluation.ts decides, without its database calls around it. */
+/** What `evaluate` in src/triggers/webhook-evaluation.ts decides, without its database calls around it. */
 function decided(triggers, context) {
   const decisions = decideDelivery(triggers, eventName(context.event, context.action), context);
   return { decided: decisions.length, matched: decisions.filter(({ decision }) => decision.decision === 'match').length };

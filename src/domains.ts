@@ -47,8 +47,9 @@ import { createRunner } from './runs/runner';
 import { createRetention } from './runs/engine/retention';
 import { createRunsSweeps } from './runs/runs-sweeps';
 import { runsHandlers } from './runs/runs-handlers';
-import { createScheduler } from './runs/scheduler';
 import { createRunsService } from './runs/runs-service';
+import { createChainEvaluation } from './triggers/chain-evaluation';
+import { createScheduler } from './triggers/schedule-evaluation';
 import { triggersHandlers } from './triggers/triggers-handlers';
 import { createTriggersService } from './triggers/triggers-service';
 import { usageHandlers } from './usage/usage-handlers';
@@ -185,14 +186,10 @@ export function createDomains({
     announceStop: (runId) => changes && changes.announceStop(runId).catch((err) => logger.warn({ err, runId }, 'telling other instances of a stop failed')),
   });
   const usage = createUsageService({ now, defaultMonthlyBudgetUsd: config.tenantMonthlyBudgetUsd });
-  runs = createRunsService({ jobs, runner, queue, tenantDb, logger, notify: notifyRun, budgetRefusal: (db) => usage.refusal(db) });
-  const scheduler = createScheduler({
-    tenantDb,
-    runs,
-    logger,
-    now,
-    scheduleTriggers: jobsAcross.scheduleTriggers,
-  });
+  runs = createRunsService({ jobs, runner, notify: notifyRun, budgetRefusal: (db) => usage.refusal(db) });
+  // Triggers' evaluations start runs: schedules' slots, chains on runs that end (webhooks': the webhooks service).
+  const scheduler = createScheduler({ tenantDb, start: runs.startTriggered, logger, now, scheduleTriggers: jobsAcross.scheduleTriggers });
+  createChainEvaluation({ queue, tenantDb, live: jobs.live, finishedRun: runs.finishedRun, start: runs.startTriggered, logger });
   const triggers = createTriggersService({ flowKeys: testedKeys });
   const webhooks = createWebhooksService({
     box,

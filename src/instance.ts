@@ -7,7 +7,7 @@ import type { Config } from './config';
 import type { Db } from './db/client';
 import { SWEEP_MS as EVENT_SWEEP_MS } from './events/events-service';
 import type { Logger } from './lib/logger';
-import { TICK_MS } from './runs/scheduler';
+import { TICK_MS } from './triggers/schedule-evaluation';
 
 type Background = Pick<App, 'queue' | 'sweeps' | 'retention' | 'runner' | 'scheduler' | 'events' | 'webhooks' | 'changes' | 'tracing'>;
 

@@ -2,24 +2,16 @@
 // read in one call on first use, with each webhook trigger's conditions compiled once, and dropped whole
 // when any job of the tenant changes (`changed`; on PostgreSQL every instance hears of it, domains.ts). A
 // read that began before a change is not kept (generations), so a change is never hidden by a slow read.
-import { prepareConditions, type Prepared } from '../triggers/conditions-fns';
+import { acting, type ChainedTrigger as Chained, type WebhookCandidate as Candidate } from '../triggers/acts-fns';
+import { prepareConditions } from '../triggers/conditions-fns';
 import { indexTriggers, type TriggerIndex } from '../triggers/trigger-index-fns';
 import type { JobRow } from './jobs-repo';
 
 /** A webhook trigger of a live, enabled job, as evaluation needs it. */
-export interface WebhookCandidate {
-  id: string;
-  job: JobRow;
-  events: string[];
-  conditions: Prepared;
-}
+export type WebhookCandidate = Candidate<JobRow>;
 
 /** A run trigger of a live, enabled job, with what it watches for. */
-export interface ChainedTrigger {
-  id: string;
-  job: JobRow;
-  config: { states: string[]; conditions?: Record<string, unknown> };
-}
+export type ChainedTrigger = Chained<JobRow>;
 
 export interface LiveJobs {
   /** A live job by id or slug; an id wins over another job's slug that happens to spell it. */
@@ -31,9 +23,6 @@ export interface LiveJobs {
   /** The enabled run triggers of enabled jobs that watch `jobId`. */
   watching(jobId: string): ChainedTrigger[];
 }
-
-/** The one rule of a trigger that acts: itself enabled, of an enabled job (live jobs only are read). */
-const acting = (job: JobRow, trigger: JobRow['triggers'][number]) => job.enabled && trigger.enabled;
 
 export function indexJobs(jobs: JobRow[]): LiveJobs {
   const byId = new Map<string, JobRow>();

@@ -16,7 +16,7 @@ import { createRunsRepo } from '../runs/runs-repo';
 import { runView } from '../runs/runs-fns';
 import type { Executed } from '../runs/runner';
 import type { Decision } from '../webhooks/webhooks-repo';
-import type { PendingDelivery } from '../webhooks/webhooks-evaluation';
+import type { PendingDelivery } from '../triggers/webhook-evaluation';
 
 export interface Tracing {
   /** A delivery's triggers decided: its span, and one per decision recorded (the matches and the errors). */

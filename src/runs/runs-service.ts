@@ -11,9 +11,8 @@ import { Conflict, NotFound, ValidationFailed } from '../lib/errors';
 import { clip } from '../lib/text';
 import { sha256 } from '../lib/hash';
 import { newId } from '../lib/ids';
-import type { Logger } from '../lib/logger';
-import type { WorkQueue } from '../lib/work-queue';
-import { decide } from '../triggers/conditions-fns';
+import type { FinishedRun } from '../triggers/chain-evaluation';
+import type { TriggeredStart } from '../triggers/trigger-starts';
 import type { Runner } from './runner';
 import { admit } from './engine/admission';
 import { STOPPED, isRefused, isTerminal, transition, type RunState, type TraceEntry, type Transition } from './engine/lifecycle';
@@ -41,9 +40,6 @@ export type Refusal =
   | { action: 'folded' | 'skipped'; runId: string; message: string }
   | { action: 'rate_limited' | 'budget_exhausted'; until: string; message: string };
 
-/** What a trigger's cause led to: a run, or flow control's decision not to start one. */
-export type TriggeredStart = { runId: string; flowControl?: undefined } | { runId: null; flowControl: Refusal | { action: 'key_error'; message: string } };
-
 /** What an invocation led to: its run (`duplicate` when a repeated idempotency key answers the first one's), or a refusal. */
 export type Invoked = { invocation: Invocation; refused?: undefined } | { invocation?: undefined; refused: Refusal };
 
@@ -55,9 +51,6 @@ const jobDisabled = () => new Conflict('job_disabled', 'The job is disabled; ena
 export interface RunsDeps {
   jobs: Pick<JobsService, 'find' | 'live' | 'render' | 'invocationData' | 'flowKeys'>;
   runner: Pick<Runner, 'dispatch' | 'cancel'>;
-  queue: WorkQueue;
-  tenantDb: (tenantId: string) => TenantDb;
-  logger: Logger;
   /** Why the tenant may start no run now (its monthly budget is spent), or null; none when not given. */
   budgetRefusal?(db: TenantDb): Promise<{ until: Date; message: string } | null>;
   /** A run was created (`queued`): outbound events. */
@@ -65,7 +58,7 @@ export interface RunsDeps {
   now?: () => Date;
 }
 
-export function createRunsService({ jobs, runner, queue, tenantDb, logger, notify, now = () => new Date(), budgetRefusal = async () => null }: RunsDeps) {
+export function createRunsService({ jobs, runner, notify, now = () => new Date(), budgetRefusal = async () => null }: RunsDeps) {
   /** What the job's flow control makes of a run with `context` (throws InvalidConditions for a key that fails). */
   const flowOf = (job: RenderedJob, context: Record<string, unknown>, { triggered }: { triggered: boolean }): Flow => {
     const flowControl = job.flowControl as FlowControl | null;
@@ -184,39 +177,9 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   }
 
   /**
-   * Chains: a finished run starts the jobs whose run triggers watch its job, list its state, and whose
-   * conditions hold on it (the run as the API shows it). Fails closed; a template that cannot render
-   * with the run starts nothing and is logged.
-   */
-  async function startChained({ tenantId, runId, jobId }: { tenantId: string; runId: string; jobId?: string }) {
-    const db = tenantDb(tenantId);
-    const live = await jobs.live(db);
-    // Most jobs are watched by none: their runs' ends cost no read.
-    if (jobId && live.watching(jobId).length === 0) return;
-    const finished = await createRunsRepo(db).find(runId);
-    if (!finished) return;
-    const context = runView(finished) as unknown as Record<string, unknown>;
-    for (const trigger of live.watching(finished.jobId)) {
-      const { config } = trigger;
-      if (!config.states.includes(finished.state)) continue;
-      const outcome = decide(config.conditions, context);
-      if (outcome.decision !== 'match') {
-        if (outcome.decision === 'error') logger.warn({ runId, triggerId: trigger.id, error: outcome.error }, 'run trigger conditions could not be evaluated');
-        continue;
-      }
-      try {
-        await startTriggered(db, trigger.job, { type: 'run', id: trigger.id }, runId, context);
-      } catch (err) {
-        if (!(err instanceof InvalidTemplate)) throw err;
-        logger.warn({ runId, triggerId: trigger.id, error: err.message }, 'a chained run could not be started');
-      }
-    }
-  }
-
-  /**
    * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw, once
-   * per cause: the same trigger and cause again answer the run they started. Throws InvalidTemplate when
-   * the job's templates cannot render with it.
+   * per cause: the same trigger and cause again answer the run they started; `invalidTemplate` when the
+   * job's templates cannot render with it.
    */
   async function startTriggered(
     db: TenantDb,
@@ -227,7 +190,14 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
   ): Promise<TriggeredStart> {
     const seen = { ...context, job: { id: job.id, slug: job.slug, name: job.name } };
     // A trigger's start waits its turn to render: its own queue bounds how many there are.
-    const { prompt, name } = await jobs.render(db, job, seen, {}, { background: true });
+    let rendered;
+    try {
+      rendered = await jobs.render(db, job, seen, {}, { background: true });
+    } catch (err) {
+      if (err instanceof InvalidTemplate) return { invalidTemplate: err.message };
+      throw err;
+    }
+    const { prompt, name } = rendered;
     const startKey = `${trigger.type}:${trigger.id}:${cause}`;
     const run = { jobId: job.id, name, prompt, triggerType: trigger.type, triggerId: trigger.id, startKey, inputs: { context } };
     let created: Created;
@@ -253,8 +223,6 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
     const continued = await createRunsRepo(db).find(runId);
     if (continued?.jobId !== job.id) throw new ValidationFailed(`\`continueRunId\` "${clip(runId)}" is not a run of this job.`);
   }
-
-  queue.handle('run-finished', (payload) => startChained(payload as { tenantId: string; runId: string; jobId?: string }));
 
   return {
     async invoke(db: TenantDb, jobRef: string, body: InvocationRequest): Promise<Invoked> {
@@ -333,11 +301,14 @@ export function createRunsService({ jobs, runner, queue, tenantDb, logger, notif
       return start(db, run, { idempotencyKey: null, requestHash: sha256(canonicalJson({ replayOf: original.id })) }, flow);
     },
 
-    /**
-     * A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw;
-     * throws InvalidTemplate when the job's templates cannot render with it.
-     */
+    /** A run started by a trigger (a webhook delivery, a schedule, another run) with the context it saw. */
     startTriggered,
+
+    /** A run as run triggers see it when it ends. */
+    async finishedRun(db: TenantDb, runId: string): Promise<FinishedRun | null> {
+      const run = await createRunsRepo(db).find(runId);
+      return run && { jobId: run.jobId, state: run.state, view: runView(run) as unknown as Record<string, unknown> };
+    },
 
     /** The latest run of each of the jobs, by job id (a job without runs is absent). */
     async latestOf(db: TenantDb, jobIds: string[]): Promise<Map<string, RunView>> {

@@ -1,17 +1,10 @@
 // Pure rules of inbound webhooks: signing secrets, verifying a delivery in the way of its source's format
-// (constant time, on the raw body), naming its event, preparing the context triggers and templates see,
-// and matching event patterns.
+// (constant time, on the raw body), naming its event, and preparing the context triggers and templates see
+// (how triggers decide on it: triggers/acts-fns.ts).
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { components } from '../../generated/openapi';
-import type { WebhookCandidate } from '../jobs/jobs-catalog';
-import { contextSize } from '../triggers/cel-fns';
-import { decide, decidePrepared } from '../triggers/conditions-fns';
-import { matchesEvents } from '../triggers/event-patterns-fns';
-import type { TriggerIndex } from '../triggers/trigger-index-fns';
 
 export type WebhookFormat = components['schemas']['WebhookFormat'];
-export type TriggerDecision = components['schemas']['TriggerDecision'];
-type ConditionDecision = components['schemas']['ConditionDecision'];
 export type WebhookContext = Record<string, unknown> & { event: string; action: string | null };
 
 /** Deliveries older (or further in the future) than this are refused as stale. */
@@ -280,66 +273,3 @@ export function webhookContext(source: { id: string; format: string; signatureHe
   };
 }
 
-
-/** A detail's `actual` whose JSON is longer than this is cut where decisions are recorded. */
-export const RECORDED_ACTUAL = 500;
-
-type Detail = TriggerDecision['details'][number];
-
-/** Cuts a large `actual`: a condition on a big field (an issue body) does not copy it into every decision. */
-function recordedDetail(detail: Detail): Detail {
-  const { actual } = detail;
-  // A string's JSON is at most six characters per character and two quotes: short ones need no look.
-  if (actual === undefined || actual === null || typeof actual === 'number' || typeof actual === 'boolean' || (typeof actual === 'string' && actual.length * 6 + 2 <= RECORDED_ACTUAL)) return detail;
-  const json = JSON.stringify(actual);
-  if (json.length <= RECORDED_ACTUAL) return detail;
-  // Never between the two halves of a surrogate pair (an emoji): PostgreSQL refuses half of one.
-  const end = /[\ud800-\udbff]/.test(json[RECORDED_ACTUAL - 1]) ? RECORDED_ACTUAL - 1 : RECORDED_ACTUAL;
-  return { ...detail, actual: `${json.slice(0, end)}…` };
-}
-
-/** How one trigger decided on a delivery, as activity and backtests record it. */
-export function triggerDecision(triggerId: string, outcome: ConditionDecision): TriggerDecision {
-  return { triggerId, decision: outcome.decision, ...(outcome.error ? { error: outcome.error } : {}), details: outcome.details.map((detail) => recordedDetail(detail as Detail)) };
-}
-
-/**
- * How the candidate triggers decide on a delivery: those whose `events` match its name evaluate their
- * conditions on its context; the others did not look at it and are left out.
- */
-export function decideDelivery<T extends { id: string; config: unknown }>(triggers: T[], name: string, context: Record<string, unknown>): { trigger: T; decision: TriggerDecision }[] {
-  const decided: { trigger: T; decision: TriggerDecision }[] = [];
-  for (const trigger of triggers) {
-    const { events, conditions } = trigger.config as { events: string[]; conditions?: Record<string, unknown> };
-    if (matchesEvents(events, name)) decided.push({ trigger, decision: triggerDecision(trigger.id, decide(conditions, context)) });
-  }
-  return decided;
-}
-
-/**
- * How the live candidates of a delivery's source decide on it: those whose `events` match its name evaluate
- * their conditions (compiled once, in the catalog). Misses are counted, not kept, unless `keepMisses`: a
- * delivery's activity stores only its matches and errors.
- */
-export function decideCandidates(candidates: WebhookCandidate[], name: string, context: Record<string, unknown>, keepMisses = false) {
-  const decided: { candidate: WebhookCandidate; decision: TriggerDecision }[] = [];
-  let misses = 0;
-  const size = contextSize(context);
-  for (const candidate of candidates) {
-    if (!matchesEvents(candidate.events, name)) continue;
-    const outcome = decidePrepared(candidate.conditions, context, size);
-    if (outcome.decision === 'no-match') misses++;
-    if (outcome.decision !== 'no-match' || keepMisses) decided.push({ candidate, decision: triggerDecision(candidate.id, outcome) });
-  }
-  return { decided, misses };
-}
-
-/**
- * The decisions and count of misses of `decideCandidates` over all of a source's candidates, evaluating only
- * those its index leaves: a candidate left out whose events match is certain to be a miss.
- */
-export function decideIndexed(index: TriggerIndex<WebhookCandidate>, name: string, context: Record<string, unknown>) {
-  const { candidates, eventsMatched } = index.candidatesFor(name, context);
-  const { decided } = decideCandidates(candidates, name, context);
-  return { decided, misses: eventsMatched - decided.length };
-}

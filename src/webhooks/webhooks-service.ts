@@ -1,5 +1,5 @@
 // The rules of inbound webhooks: sources (with a signing secret shown once and kept sealed), intake
-// (verify, record once, answer at once, evaluate after: webhooks-evaluation.ts), refusals (which check
+// (verify, record once, answer at once, evaluate after: triggers/webhook-evaluation.ts), refusals (which check
 // failed, recorded for the owner: webhooks-refusals.ts), activity and backtest.
 import type { components } from '../../generated/openapi';
 import type { TenantDb } from '../db/tenant-scope';
@@ -7,6 +7,7 @@ import { BODY_LIMIT, containsUnstorableText, MAX_DEPTH, nestsTooDeep } from '../
 import type { KeysetRequest } from '../http/pagination';
 import type { Trigger } from '../jobs/jobs-fns';
 import type { LiveJobs } from '../jobs/jobs-catalog';
+import type { JobRow } from '../jobs/jobs-repo';
 import { jobView, type JobsService } from '../jobs/jobs-service';
 import { Conflict, NotFound, PayloadTooLarge, ValidationFailed } from '../lib/errors';
 import { newId } from '../lib/ids';
@@ -20,8 +21,9 @@ import type { GithubAppsService } from '../repositories/github-apps-service';
 import type { RunsService } from '../runs/runs-service';
 import { debounceMs, durationMs } from '../jobs/flow-control-fns';
 import { eventName } from '../triggers/event-patterns-fns';
-import { answersEmpty, decideCandidates, decideDelivery, verifyDelivery, webhookContext, type Handshake, type WebhookFormat } from './webhooks-fns';
-import { createDeliveryEvaluation, type EvaluationDeps, type PendingDeliveries } from './webhooks-evaluation';
+import { answersEmpty, verifyDelivery, webhookContext, type Handshake, type WebhookFormat } from './webhooks-fns';
+import { decideCandidates, decideDelivery } from '../triggers/acts-fns';
+import { createDeliveryEvaluation, type EvaluationDeps, type PendingDeliveries } from '../triggers/webhook-evaluation';
 import { createDeliveryRecording } from './webhooks-recording';
 import { createRefusalRecording, refusalView, unknownSource } from './webhooks-refusals';
 import { createWebhooksRepo, type ActivityRow, type SourceRow } from './webhooks-repo';
@@ -63,7 +65,7 @@ export interface WebhooksDeps {
   /** How long a body is recognised as a replay (FLOWS_WEBHOOK_REPLAY_WINDOW_SECONDS); 0: never. */
   replayWindowSeconds: number;
   /** Told of each delivery once its decisions are saved (tracing). */
-  evaluated?: EvaluationDeps['evaluated'];
+  evaluated?: EvaluationDeps<JobRow>['evaluated'];
   now?: () => Date;
 }
 
@@ -88,7 +90,18 @@ export function createWebhooksService({ box, baseUrl, queue, runs, jobs, tenantD
   const sources = keptFor<LiveSource | null>(SOURCES_KEPT_MS);
   let lastIntakeAt = 0;
   const intakeBusy = () => Date.now() - lastIntakeAt < INTAKE_BUSY_MS;
-  const evaluation = createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, logger, now, intakeBusy, evaluated });
+  const evaluation = createDeliveryEvaluation({
+    queue,
+    start: runs.startTriggered,
+    live: jobs.live,
+    tenantDb,
+    pendingDeliveries,
+    record: (db, deliveryId, decisions, misses, at) => createWebhooksRepo(db).setOutcome(deliveryId, decisions, misses, at),
+    logger,
+    now,
+    intakeBusy,
+    evaluated,
+  });
   const recording = createDeliveryRecording({ tenantDb, logger, replayWindowSeconds });
   const refusals = createRefusalRecording({ tenantDb, logger });
 

@@ -5,7 +5,7 @@ import { indexJobs, type WebhookCandidate } from '../../src/jobs/jobs-catalog';
 import type { JobRow } from '../../src/jobs/jobs-repo';
 import { prepareConditions } from '../../src/triggers/conditions-fns';
 import { indexTriggers } from '../../src/triggers/trigger-index-fns';
-import { decideCandidates, decideIndexed } from '../../src/webhooks/webhooks-fns';
+import { decideCandidates, decideIndexed } from '../../src/triggers/acts-fns';
 
 const candidate = (id: string, events: string[], conditions?: unknown): WebhookCandidate => ({ id, job: { id: `job_${id}` } as JobRow, events, conditions: prepareConditions(conditions) });
 

@@ -1,6 +1,7 @@
 import { containsUnstorableText } from '../../src/http/body';
 import { matchesEvents } from '../../src/triggers/event-patterns-fns';
-import { isReplay, RECORDED_ACTUAL, replayHash, triggerDecision } from '../../src/webhooks/webhooks-fns';
+import { RECORDED_ACTUAL, triggerDecision } from '../../src/triggers/acts-fns';
+import { isReplay, replayHash } from '../../src/webhooks/webhooks-fns';
 
 describe('event patterns', () => {
   it.each([

@@ -1,16 +1,15 @@
-// Evaluation of recorded webhook deliveries: every candidate trigger (its events match) decides on the
-// delivery's context, the matching ones start a run (once per trigger and delivery), and the matches and
-// errors are saved with the count of misses and the time (a miss's details are worked out when read). Deliveries wait in the database (`evaluatedAt` null) and are evaluated oldest first,
-// paced so that intake keeps answering during a burst; a restart takes the waiting ones up again.
+// Evaluation of recorded webhook deliveries: every candidate trigger decides on the delivery's context (the
+// rule: acts-fns.ts), the matching ones start a run (once per trigger and delivery), and the matches and
+// errors are saved with the count of misses and the time (a miss's details are worked out when read).
+// Deliveries wait in the database (`evaluatedAt` null) and are evaluated oldest first, paced so that intake
+// keeps answering during a burst; a restart takes the waiting ones up again.
 import type { TenantDb } from '../db/tenant-scope';
-import { InvalidTemplate, type JobsService } from '../jobs/jobs-service';
 import type { Logger } from '../lib/logger';
 import { createPacing } from '../lib/pacing';
 import type { WorkQueue } from '../lib/work-queue';
-import type { RunsService } from '../runs/runs-service';
-import { eventName } from '../triggers/event-patterns-fns';
-import { decideIndexed } from './webhooks-fns';
-import { createWebhooksRepo, type Decision } from './webhooks-repo';
+import { decideIndexed } from './acts-fns';
+import { eventName } from './event-patterns-fns';
+import type { Decision, LiveTriggers, StartTriggered, TriggerJob } from './trigger-starts';
 
 /** Waiting deliveries read at a time. */
 const PENDING_BATCH = 100;
@@ -32,12 +31,14 @@ export interface PendingDelivery {
 /** Deliveries waiting for evaluation, across tenants, oldest first, after the id `after`. */
 export type PendingDeliveries = (after: string | undefined, take: number) => Promise<PendingDelivery[]>;
 
-export interface EvaluationDeps {
+export interface EvaluationDeps<J extends TriggerJob> {
   queue: WorkQueue;
-  runs: Pick<RunsService, 'startTriggered'>;
-  jobs: Pick<JobsService, 'live'>;
+  start: StartTriggered<J>;
+  live(db: TenantDb): Promise<LiveTriggers<J>>;
   tenantDb: (tenantId: string) => TenantDb;
   pendingDeliveries: PendingDeliveries;
+  /** Saves a delivery's decisions, misses and when they were made. */
+  record(db: TenantDb, deliveryId: string, decisions: Decision[], misses: number, at: Date): PromiseLike<unknown>;
   /** Whether intake is answering deliveries: evaluation yields to it. */
   intakeBusy(): boolean;
   /** Told of each delivery once its decisions are saved (tracing). */
@@ -46,32 +47,30 @@ export interface EvaluationDeps {
   now: () => Date;
 }
 
-export function createDeliveryEvaluation({ queue, runs, jobs, tenantDb, pendingDeliveries, intakeBusy, evaluated = () => {}, logger, now }: EvaluationDeps) {
+export function createDeliveryEvaluation<J extends TriggerJob>({ queue, start, live, tenantDb, pendingDeliveries, record, intakeBusy, evaluated = () => {}, logger, now }: EvaluationDeps<J>) {
   const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: intakeBusy });
 
   /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
   async function evaluate(activity: PendingDelivery) {
     const db = tenantDb(activity.tenantId);
     const context = activity.context as Record<string, unknown>;
-    const live = await jobs.live(db);
+    const triggers = await live(db);
     const decisions: Decision[] = [];
-    const { decided, misses } = decideIndexed(live.webhookIndex(activity.sourceId), eventName(activity.event, activity.action), context);
+    const { decided, misses } = decideIndexed(triggers.webhookIndex(activity.sourceId), eventName(activity.event, activity.action), context);
     for (const { candidate, decision: outcome } of decided) {
       const decision: Decision = { jobId: candidate.job.id, ...outcome, runId: null };
       if (decision.decision === 'match') {
-        try {
-          const started = await runs.startTriggered(db, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
+        const started = await start(db, candidate.job, { type: 'webhook', id: candidate.id }, activity.id, context);
+        if (started.invalidTemplate !== undefined) Object.assign(decision, { decision: 'error', error: started.invalidTemplate });
+        else {
           decision.runId = started.runId;
           if (started.flowControl) decision.flowControl = started.flowControl;
-        } catch (err) {
-          if (!(err instanceof InvalidTemplate)) throw err;
-          Object.assign(decision, { decision: 'error', error: err.message });
         }
       }
       decisions.push(decision);
     }
     const at = now();
-    await createWebhooksRepo(db).setOutcome(activity.id, decisions, misses, at);
+    await record(db, activity.id, decisions, misses, at);
     evaluated(activity, decisions, misses, at);
   }
 
