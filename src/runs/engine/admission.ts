@@ -5,7 +5,7 @@
 import type { components } from '../../../generated/openapi';
 import type { FailureCause, Outcome } from '../../integrations/executor';
 import { durationMs, type FlowControl } from '../../jobs/flow-control-fns';
-import type { RunEvent } from './lifecycle';
+import type { RunEvent, RunState } from './lifecycle';
 
 type OnConflict = 'queue' | 'cancel-running' | 'skip';
 
@@ -160,3 +160,9 @@ export function retryOf(outcome: Outcome, { attempt, retry }: Tries, now = Date.
   const after = `${Math.round(next.delayMs / 100) / 10} s`;
   return { type: 'retry', error: outcome.error, attempt: attempt + 1, notBefore: new Date(now + next.delayMs), after, because: next.because };
 }
+
+/**
+ * The event an attempt's end is, by the state the run is found in: another attempt when the job's retry
+ * policy tries `outcome` again (never for a run being stopped), else `otherwise`.
+ */
+export const ending = (outcome: Outcome, tries: Tries, otherwise: RunEvent) => (from: RunState, at: Date): RunEvent => (from !== 'canceling' && retryOf(outcome, tries, at.getTime())) || otherwise;
