@@ -1,9 +1,14 @@
-// `node scripts/bench-queries.mjs [--list]`: the SQL statements one invocation costs, as the `invoke` row of
-// `npm run bench` sends it (bearer token, new idempotency key), counted where the driver adapter runs them
-// on the SQLite connection (BEGIN included): those run while the request is answered, and those of the
-// background dispatch it starts (with no execution target, the run fails at once). The first invocation
-// warms caches; the second is counted. --list prints the statements. Needs a build (`npm run build`).
+// `node scripts/bench-queries.mjs [--list] [--pg]`: the SQL statements one invocation costs, as the `invoke`
+// row of `npm run bench` sends it (bearer token, new idempotency key): those run while the request is
+// answered, and those of the background dispatch it starts (with no execution target, the run fails at
+// once). On SQLite they are counted where the driver adapter runs them (BEGIN included; not the hot
+// statements sql.ts runs beside it, sqlite-direct.ts); with --pg, on a fresh PostgreSQL database
+// (BENCH_PG_URL's server, dropped after), every statement any connection sends (the client's, sql.ts's,
+// the work queue's, BEGIN and COMMIT included). The first invocation warms caches; the second is counted.
+// --list prints the statements. Needs a build (`npm run build`).
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
 import { buildWithBearer, createBenchJob, dist, openApp } from './bench-app.mjs';
@@ -36,12 +41,43 @@ async function countingDb(url, onQuery) {
   return db;
 }
 
+const require = createRequire(import.meta.url);
+const onPg = process.argv.includes('--pg');
+const PG_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+
+async function pgAdmin(sql) {
+  const { Client } = require('pg');
+  const client = new Client({ connectionString: PG_URL });
+  await client.connect();
+  await client.query(sql).finally(() => client.end());
+}
+
+/** Has every statement sent on a PostgreSQL connection reported to `onQuery`. */
+function countingPg(onQuery) {
+  const { Client } = require('pg');
+  const query = Client.prototype.query;
+  Client.prototype.query = function (config, ...rest) {
+    onQuery(typeof config === 'string' ? config : config.text);
+    return query.call(this, config, ...rest);
+  };
+}
+
 async function main() {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'flows-queries-'));
+  const database = onPg && `flows_queries_${randomBytes(6).toString('hex')}`;
   let log = null;
   try {
-    const opened = await openApp(dir, { createDb: (url) => countingDb(url, (query) => log?.push(query)) });
+    if (database) {
+      await pgAdmin(`CREATE DATABASE ${database}`);
+      countingPg((query) => log?.push(query));
+    }
+    const opened = database
+      ? await openApp(dir, { env: { DATABASE_URL: Object.assign(new URL(PG_URL), { pathname: `/${database}` }).href } })
+      : await openApp(dir, { createDb: (url) => countingDb(url, (query) => log?.push(query)) });
     const { built, bearer } = await buildWithBearer(opened);
+    // On PostgreSQL the work queue is the database's: it runs once the background is started, as main.ts does.
+    const instance = database && dist('src/instance.js');
+    if (instance) await instance.startBackground(opened, built);
     // Dispatch is held until the answer is in, so that its statements are not counted as the request's.
     const held = [];
     const dispatch = built.runner.dispatch;
@@ -77,9 +113,11 @@ async function main() {
       for (const query of background) console.log(`  ${query}`);
     }
     server.close();
+    if (instance) await instance.stopBackground(built);
     await opened.db.$disconnect();
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    if (database) await pgAdmin(`DROP DATABASE IF EXISTS ${database} WITH (FORCE)`);
   }
 }
 

@@ -3,22 +3,26 @@
 // is loaded only when used: an embedded install never loads PostgreSQL's, and the reverse.
 import type { PrismaClient as SqliteClient } from '../../generated/prisma/sqlite/client';
 import { providerOf } from '../config';
-import { directSqlite, type SqliteDirect } from './sqlite-direct';
+import { directPg } from './pg-direct';
+import { directSqlite, type SqlDirect } from './sqlite-direct';
 
 export type Db = SqliteClient;
 export type Tx = Omit<Db, '$connect' | '$disconnect' | '$on' | '$transaction' | '$extends'>;
 export type { Prisma } from '../../generated/prisma/sqlite/client';
 
-const directs = new WeakMap<Db, SqliteDirect>();
+const directs = new WeakMap<Db, SqlDirect>();
 
-/** The embedded database's direct path to the client's own connection (sqlite-direct.ts); null on PostgreSQL. */
-export const directOf = (db: Db): SqliteDirect | null => directs.get(db) ?? null;
+/** The direct path to the client's own connection (sqlite-direct.ts) or pool (pg-direct.ts) for hand-written statements. */
+export const directOf = (db: Db): SqlDirect | null => directs.get(db) ?? null;
 
 export async function createDb(url: string): Promise<Db> {
   if (providerOf(url) === 'postgresql') {
     const { PrismaClient } = require('../../generated/prisma/postgresql/client') as typeof import('../../generated/prisma/postgresql/client');
     const { PrismaPg } = require('@prisma/adapter-pg') as typeof import('@prisma/adapter-pg');
-    return new PrismaClient({ adapter: new PrismaPg({ connectionString: url }) }) as unknown as Db;
+    const { factory, direct } = directPg(new PrismaPg({ connectionString: url }));
+    const db = new PrismaClient({ adapter: factory }) as unknown as Db;
+    directs.set(db, direct);
+    return db;
   }
   const { PrismaClient } = require('../../generated/prisma/sqlite/client') as typeof import('../../generated/prisma/sqlite/client');
   const { PrismaBetterSQLite3 } = require('@prisma/adapter-better-sqlite3') as typeof import('@prisma/adapter-better-sqlite3');

@@ -1,10 +1,11 @@
 /**
  * A write refused by a unique index: Prisma's P2002, a raw statement's failure (P2010) that the driver
- * adapter reports as a unique constraint violation, or SQLite's own (a statement run directly, sqlite-direct.ts).
+ * adapter reports as a unique constraint violation, or the database's own (a statement run directly,
+ * sqlite-direct.ts and pg-direct.ts: PostgreSQL's 23505).
  */
 export const isUniqueViolation = (err: unknown): boolean => {
   const { code, meta } = (err ?? {}) as { code?: string; meta?: { driverAdapterError?: { cause?: { kind?: string } } } };
-  return code === 'P2002' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || (code === 'P2010' && meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation');
+  return code === 'P2002' || code === '23505' || code === 'SQLITE_CONSTRAINT_UNIQUE' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || (code === 'P2010' && meta?.driverAdapterError?.cause?.kind === 'UniqueConstraintViolation');
 };
 
 const UNAVAILABLE_CODES = new Set(['P1001', 'P1002', 'P1008', 'P1017', 'P2024', 'ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'SQLITE_BUSY', '57P01', '57P03']);

@@ -2,10 +2,10 @@
 // CPU of a raw one. Statements are written once with `?` placeholders and PostgreSQL casts (`?::jsonb`,
 // `?::timestamp(3)`); on PostgreSQL the placeholders are numbered, on SQLite the casts are dropped. They
 // are reached only through the tenant-bound client (tenant-scope.ts): each names the tenant in its
-// `WHERE` or its values, and the tests prove another tenant's rows untouched. On SQLite they run on the
-// client's own connection, prepared once (sqlite-direct.ts); on PostgreSQL, through the client.
+// `WHERE` or its values, and the tests prove another tenant's rows untouched. They run beside the client, on
+// its own connection (SQLite, prepared once: sqlite-direct.ts) or pool (PostgreSQL: pg-direct.ts).
 import { directOf, type Db } from './client';
-import type { DirectStatement, SqliteDirect } from './sqlite-direct';
+import type { DirectStatement, SqlDirect } from './sqlite-direct';
 
 export type Dialect = 'sqlite' | 'postgresql';
 
@@ -25,14 +25,14 @@ function translate(dialect: Dialect, text: string): string {
 export type SqlParam = string | number | boolean | null | Date | { json: unknown };
 
 /**
- * A statement on SQLite's direct path: run when awaited, or with others in one transaction by `batch`.
+ * A statement on the direct path: run when awaited, or with others in one transaction by `batch`.
  * Integers it reads are numbers (through the client they are bigints).
  */
 class DirectLazy<T> implements PromiseLike<T> {
   #done: Promise<T> | null = null;
   constructor(
     readonly statement: DirectStatement,
-    private readonly direct: SqliteDirect,
+    private readonly direct: SqlDirect,
     /** The same statement through the client, when the direct connection is not open. */
     readonly viaClient: () => Promise<T>,
   ) {}
@@ -49,7 +49,7 @@ class DirectLazy<T> implements PromiseLike<T> {
 
 export function createSql(db: Db) {
   const dialect = dialectOf(db);
-  const direct = dialect === 'sqlite' ? directOf(db) : null;
+  const direct = directOf(db);
   const texts = new Map<string, string>();
   const prepared = (text: string) => {
     let translated = texts.get(text);

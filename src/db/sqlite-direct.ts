@@ -23,7 +23,8 @@ export interface DirectStatement {
   kind: 'run' | 'query';
 }
 
-export interface SqliteDirect {
+/** A database's direct path (this file for SQLite, pg-direct.ts for PostgreSQL). */
+export interface SqlDirect {
   /** The statements' answers, run in order all or nothing; null when the connection is not open (use the client). */
   batch(statements: DirectStatement[]): Promise<unknown[]> | null;
 }
@@ -43,7 +44,7 @@ const bound = (value: unknown) => (typeof value === 'number' && Number.isInteger
  * The adapter factory the client is given, which keeps what it connects: `direct` runs statements on that
  * connection. The adapter's handle is its public `client` property (better-sqlite3 `Database`).
  */
-export function directSqlite(factory: SqlDriverAdapterFactory): { factory: SqlDriverAdapterFactory; direct: SqliteDirect } {
+export function directSqlite(factory: SqlDriverAdapterFactory): { factory: SqlDriverAdapterFactory; direct: SqlDirect } {
   let adapter: (SqlDriverAdapter & { client: Database }) | null = null;
   /** The connection's prepared statements, and the group's write (better-sqlite3 begins, commits, and makes savepoints of nested ones). */
   let kept: { prepared: Lru<Statement>; group: (client: Database, waiting: Waiting[]) => Written[] } | null = null;

@@ -1,6 +1,8 @@
 // The hand-written statements (db/sql.ts) on each database: integers bound as integers, a batch all or
 // nothing, and on SQLite the direct path on the client's own connection never inside a transaction of the
 // client's (a batch sent while one is open waits for it, and is not rolled back with it).
+import { execFile } from 'node:child_process';
+import { promisify } from 'node:util';
 import { forTenant } from '../../src/db/tenant-scope';
 import { directOf } from '../../src/db/client';
 import { isUniqueViolation } from '../../src/db/errors';
@@ -81,5 +83,39 @@ it('writes a batch all or nothing', async () => {
     expect(order).toEqual(['released', 'batch']);
     const row = await database.db.tenant.findUniqueOrThrow({ where: { id: tenantId } });
     expect([row.name, row.monthlyBudgetUsd]).toEqual(['T', 99]);
+  });
+});
+
+(provider === 'postgresql' ? describe : describe.skip)("on PostgreSQL, the client's own pool", () => {
+  it('runs the statements there, reading counts and sums as numbers (the client would answer bigints)', async () => {
+    expect(directOf(database.db)).not.toBeNull();
+    const [row] = await sqlOf().query<{ n: unknown; total: unknown }>('SELECT COUNT(*) AS "n", SUM(1.5::numeric) AS "total" FROM "Tenant" WHERE "id" = ?', [tenantId]);
+    expect(row).toEqual({ n: 1, total: 1.5 });
+  });
+
+  it('reads a timestamp as the UTC instant the client wrote, whatever the time zone of the process', async () => {
+    const written = (await database.db.tenant.findUniqueOrThrow({ where: { id: tenantId } })).createdAt;
+    // A process of its own: the time zone is read when a process starts.
+    const read = `
+      const { createDb } = require('./src/db/client.ts');
+      const { forTenant } = require('./src/db/tenant-scope.ts');
+      createDb(process.env.URL).then(async (db) => {
+        await db.$connect();
+        const [row] = await forTenant(db, process.env.TENANT).$tenant().sql.query('SELECT "createdAt" AS "at" FROM "Tenant" WHERE "id" = ?', [process.env.TENANT]);
+        console.log(row.at.toISOString());
+        await db.$disconnect();
+      });`;
+    const { stdout } = await promisify(execFile)(process.execPath, ['-r', './test/support/register-ts.js', '-e', read], { env: { ...process.env, TZ: 'America/New_York', URL: database.url, TENANT: tenantId } });
+    expect(stdout.trim()).toBe(written.toISOString());
+  });
+
+  it('gives a connection back usable after a batch that failed', async () => {
+    const sql = sqlOf();
+    for (let i = 0; i < 12; i++) {
+      const failed = await sql.batch([sql.run('UPDATE "Tenant" SET "name" = ? WHERE "id" = ?', ['x', tenantId]), sql.run('SELECT 1 / 0', [])]).catch((err: { code?: string }) => err.code);
+      expect(failed).toBe('22012'); // division by zero, more times than the pool has connections
+    }
+    const [row] = await sql.query<{ name: string }>('SELECT "name" FROM "Tenant" WHERE "id" = ?', [tenantId]);
+    expect(row.name).toBe('T');
   });
 });

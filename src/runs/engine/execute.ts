@@ -169,18 +169,23 @@ export function createExecution({ jobs, workspaces, reporting, targets, secrets,
     announce(db.$tenant().id, tries.jobId, runId, move);
   }
 
-  /** The outcome is kept until the database takes it: while the database is unavailable, the write is tried again. */
-  async function finishSurely(...args: Parameters<typeof finish>) {
+  /**
+   * A move of the run is kept until the database takes it: while the database is unavailable, the write is
+   * tried again (the agent goes on meanwhile), unless the server is going down.
+   */
+  async function surely<T>(runId: string, write: () => Promise<T>): Promise<T> {
     for (let pause = 500; ; pause = Math.min(pause * 2, 10_000)) {
       try {
-        return await finish(...args);
+        return await write();
       } catch (err) {
         if (!isDatabaseUnavailable(err) || closed()) throw err;
-        logger.warn({ runId: args[1] }, 'the database is unavailable: the run\'s outcome is written once it is back');
+        logger.warn({ runId }, 'the database is unavailable: the run\'s state is written once it is back');
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }
+
+  const finishSurely = (...args: Parameters<typeof finish>) => surely(args[1], () => finish(...args));
 
   /**
    * The run's repository workspace, cloned (recorded in its trace and artifacts); null for a job without
@@ -308,7 +313,7 @@ export function createExecution({ jobs, workspaces, reporting, targets, secrets,
       executions.set(runId, { tenantId, stop: () => started.stop() });
       await trace.flush();
       // Stopped while starting (or the server is going down): the execution ends at once.
-      const began = closed() ? null : await repo.advance(runId, { type: 'started', executorRef: execution.ref, sessionKey: session?.sessionKey }, 'starting');
+      const began = closed() ? null : await surely(runId, () => repo.advance(runId, { type: 'started', executorRef: execution.ref, sessionKey: session?.sessionKey }, 'starting'));
       if (began && !isRefused(began)) {
         state = began.to;
         runningAt = new Date();
