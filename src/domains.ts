@@ -173,6 +173,8 @@ export function createDomains({
     secrets,
     executors,
     queue,
+    // On PostgreSQL, dispatches for now stay in this process (engine/dispatch.ts).
+    local: config.databaseProvider === 'postgresql' ? createInProcessQueue(logger) : queue,
     logger,
     instanceId,
     notify: notifyRun,

@@ -14,8 +14,10 @@ export type { Executed } from './engine/execute';
 
 export interface RunnerDeps extends Omit<ExecuteDeps, 'announce' | 'dispatch' | 'closed' | 'jobs'>, Pick<RecoveryDeps, 'sweeps'> {
   tenantDb: (tenantId: string) => TenantDb;
-  jobs: Pick<JobsService, 'settings' | 'sessionKey' | 'renderWorkspace'>;
+  jobs: Pick<JobsService, 'settings' | 'live' | 'sessionKey' | 'renderWorkspace'>;
   queue: WorkQueue;
+  /** The queue of this process, for dispatches now (dispatch.ts); the shared queue when not given. */
+  local?: WorkQueue;
   /** This process among the instances sharing the database: the runs it executes carry it. */
   instanceId: string;
   /** Tells the other instances a run was stopped, for the one that executes it (PostgreSQL). */
@@ -24,10 +26,10 @@ export interface RunnerDeps extends Omit<ExecuteDeps, 'announce' | 'dispatch' | 
   notify(tenantId: string, event: 'started' | RunState, runId: string): void;
 }
 
-export function createRunner({ tenantDb, jobs, queue, instanceId, sweeps, announceStop, notify, ...executing }: RunnerDeps) {
+export function createRunner({ tenantDb, jobs, queue, local = queue, instanceId, sweeps, announceStop, notify, ...executing }: RunnerDeps) {
   let shuttingDown = false;
   const closed = () => shuttingDown;
-  const { dispatch, announce } = createDispatch({ tenantDb, jobs, queue, instanceId, notify, closed, start: (db, job, run) => void execution.execute(db, job, run) });
+  const { dispatch, announce } = createDispatch({ tenantDb, jobs, queue, local, instanceId, notify, closed, start: (db, job, run) => void execution.execute(db, job, run) });
   const execution = createExecution({ ...executing, jobs, announce, dispatch, closed });
   const { executions } = execution;
   const recovery = createRecovery({ tenantDb, jobs, executors: executing.executors, sweeps, executions, announce, dispatch });
@@ -49,7 +51,7 @@ export function createRunner({ tenantDb, jobs, queue, instanceId, sweeps, announ
       if (moved) announceStop?.(runId);
       if (freedJobId) {
         const tenantId = db.$tenant().id;
-        if (moved) announce(tenantId, freedJobId, runId, move);
+        if (moved) await announce(tenantId, freedJobId, runId, move);
         dispatch(tenantId, freedJobId);
       }
     },
@@ -62,6 +64,7 @@ export function createRunner({ tenantDb, jobs, queue, instanceId, sweeps, announ
     /** On shutdown: active runs end as interrupted, with their processes; queued runs wait for the next start. */
     async shutdown() {
       shuttingDown = true;
+      if (local !== queue) await local.stop();
       for (const running of executions.values()) running.stop();
       const deadline = Date.now() + 7_000;
       while (execution.executing() > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 50));
@@ -69,10 +72,11 @@ export function createRunner({ tenantDb, jobs, queue, instanceId, sweeps, announ
 
     /** Resolves when no dispatch and no execution is in progress (tests). */
     async idle() {
+      const queued = () => Promise.all([queue.idle(), local.idle()]);
       do {
-        await queue.idle();
+        await queued();
         while (execution.executing() > 0) await new Promise((resolve) => setTimeout(resolve, 20));
-        await queue.idle();
+        await queued();
       } while (execution.executing() > 0);
     },
   };

@@ -1,6 +1,10 @@
 // Dispatch: a job's queued runs are claimed, oldest first, while its `concurrencyLimit` (and its
 // concurrency key's limit) has free slots, and each is handed to execution. Dispatch of a job goes through
-// the work queue, one at a time per job, so two dispatches never fill the same slot. Also who hears of a
+// a work queue, one at a time per job in a process (across instances, the claim's lock keeps the slots
+// exact). A dispatch for now stays in this process (`local`): any instance may claim any queued run, and
+// each dispatches after what it changed itself (a run created, an execution ended, a stop), so a message
+// in the shared queue would only cost statements; one for later (a retry's backoff, a debounce, a time in
+// the queue running out) goes to the shared queue, which keeps it through a restart. Also who hears of a
 // move: a run queued again is dispatched when its attempt may start, one that began or ended is announced.
 import type { TenantDb } from '../../db/tenant-scope';
 import type { FlowControl } from '../../jobs/flow-control-fns';
@@ -11,8 +15,11 @@ import { isRefused, type Refused, type RunState, type Transition } from './lifec
 
 export interface DispatchDeps {
   tenantDb: (tenantId: string) => TenantDb;
-  jobs: Pick<JobsService, 'settings'>;
+  jobs: Pick<JobsService, 'settings' | 'live'>;
+  /** The shared queue: dispatches for later, and chains. */
   queue: WorkQueue;
+  /** The queue of this process, for dispatches now (the shared queue itself when it is in this process). */
+  local: WorkQueue;
   /** This process among the instances sharing the database: the runs it claims carry it. */
   instanceId: string;
   /** A run started (`running`) or finished (its terminal state): outbound events. */
@@ -23,24 +30,30 @@ export interface DispatchDeps {
   closed(): boolean;
 }
 
-export function createDispatch({ tenantDb, jobs, queue, instanceId, notify, start, closed }: DispatchDeps) {
+export function createDispatch({ tenantDb, jobs, queue, local, instanceId, notify, start, closed }: DispatchDeps) {
   let dispatches = 0;
 
-  const dispatch = (tenantId: string, jobId: string, delayMs?: number) => queue.enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId }, delayMs });
+  const dispatch = (tenantId: string, jobId: string, delayMs?: number) =>
+    (delayMs && delayMs > 0 ? queue : local).enqueue({ kind: 'dispatch', key: `${tenantId}:${jobId}`, payload: { tenantId, jobId }, delayMs });
 
-  /** A run reached a terminal state: jobs chained to its job may start (triggers/chain-evaluation.ts). */
-  const finished = (tenantId: string, jobId: string, runId: string, state: RunState) => {
+  /**
+   * A run reached a terminal state: the jobs whose run triggers watch its job may start
+   * (triggers/chain-evaluation.ts). Most jobs are watched by none: their runs' ends send no message (a
+   * catalog that cannot be read counts as watching).
+   */
+  const finished = async (tenantId: string, jobId: string, runId: string, state: RunState) => {
     notify(tenantId, state, runId);
-    queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId, jobId } });
+    const watched = await jobs.live(tenantDb(tenantId)).then((live) => live.watching(jobId).length > 0, () => true);
+    if (watched) queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId, jobId } });
   };
 
   /** Who hears of a move: a run queued again is dispatched when its attempt may start; one that began or ended is announced. */
-  function announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused) {
+  async function announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused) {
     if (isRefused(move)) return;
     // A little after the attempt may start: a timer may fire a millisecond before the clock says it is due.
     if (move.to === 'queued' && move.columns.notBefore) dispatch(tenantId, jobId, move.columns.notBefore.getTime() - Date.now() + 20);
     if (move.notice === 'started') notify(tenantId, 'started', runId);
-    if (move.notice === 'ended') finished(tenantId, jobId, runId, move.to);
+    if (move.notice === 'ended') await finished(tenantId, jobId, runId, move.to);
   }
 
   /** Ends the job's queued runs whose time in the queue (flowControl.ttl) is over, saying so in their trace. */
@@ -48,7 +61,7 @@ export function createDispatch({ tenantDb, jobs, queue, instanceId, notify, star
     const repo = createRunsRepo(db);
     for (const run of await repo.overdue(jobId, new Date())) {
       const waited = `${Math.round((run.expiresAt!.getTime() - run.createdAt.getTime()) / 1000)} s`;
-      announce(db.$tenant().id, jobId, run.id, await repo.advance(run.id, { type: 'expired', waited }, 'queued'));
+      await announce(db.$tenant().id, jobId, run.id, await repo.advance(run.id, { type: 'expired', waited }, 'queued'));
     }
   }
 
@@ -65,7 +78,7 @@ export function createDispatch({ tenantDb, jobs, queue, instanceId, notify, star
     for (const run of claimed) start(db, job, run);
   }
 
-  queue.handle('dispatch', (payload) => fill(payload as { tenantId: string; jobId: string }));
+  for (const on of new Set([queue, local])) on.handle('dispatch', (payload) => fill(payload as { tenantId: string; jobId: string }));
 
   return { dispatch, announce };
 }

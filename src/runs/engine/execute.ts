@@ -44,7 +44,7 @@ export interface ExecuteDeps {
   /** How each execution went (metrics). */
   executed?(run: Executed): void;
   /** Who hears of a move the execution made (dispatch.ts). */
-  announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused): void;
+  announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused): Promise<void>;
   /** The job may have a free slot: an execution ended. */
   dispatch(tenantId: string, jobId: string): void;
   /** The server is going down: no new state is waited for, no new run is started. */
@@ -166,7 +166,7 @@ export function createExecution({ jobs, workspaces, reporting, targets, secrets,
    */
   async function finish(db: TenantDb, runId: string, outcome: Outcome, expected: RunState, tries: Tries, sessionId?: string | null) {
     const move = await createRunsRepo(db).advance(runId, ending(outcome, tries, { type: 'outcome', outcome, sessionId }), expected);
-    announce(db.$tenant().id, tries.jobId, runId, move);
+    await announce(db.$tenant().id, tries.jobId, runId, move);
   }
 
   /**
@@ -317,7 +317,7 @@ export function createExecution({ jobs, workspaces, reporting, targets, secrets,
       if (began && !isRefused(began)) {
         state = began.to;
         runningAt = new Date();
-        announce(tenantId, job.id, runId, began);
+        await announce(tenantId, job.id, runId, began);
         reporter?.observe('state_changed', { from: began.from, to: began.to });
       } else started.stop();
       const outcome = events.outcome(await started.done);

@@ -20,7 +20,7 @@ export interface RecoveryDeps {
   sweeps: Pick<RunsSweeps, 'orphaned' | 'queuedJobs'>;
   /** The runs executing here. */
   executions: ReadonlyMap<string, { tenantId: string; stop(): void }>;
-  announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused): void;
+  announce(tenantId: string, jobId: string, runId: string, move: Transition | Refused): Promise<void>;
   dispatch(tenantId: string, jobId: string): void;
 }
 
@@ -41,7 +41,7 @@ export function createRecovery({ tenantDb, jobs, executors, sweeps, executions, 
         const lost: Outcome = { state: 'failed', error: INTERRUPTED, cause: 'infrastructure' };
         const tries = { jobId: run.jobId, attempt: run.attempt, retry };
         const move = await createRunsRepo(db).advance(run.id, ending(lost, tries, { type: 'lost' }), run.state);
-        announce(run.tenantId, run.jobId, run.id, move);
+        await announce(run.tenantId, run.jobId, run.id, move);
       }
       const queued = await sweeps.queuedJobs();
       for (const { tenantId, jobId } of queued) dispatch(tenantId, jobId);
