@@ -48,7 +48,7 @@ const startServer = () =>
 it('loses no answered run and starts none twice when killed between writes', async () => {
   let server: ServerProcess = await startServer();
   const post = (route: string, body: unknown) => fetch(`${server.url}${route}`, { method: 'POST', headers, body: JSON.stringify(body) });
-  const job = await (await post('/api/v1/jobs', { name: 'Steady', promptTemplate: 'go', executionTargetId: 'local', concurrencyLimit: 4 })).json();
+  const job = (await (await post('/api/v1/jobs', { name: 'Steady', promptTemplate: 'go', executionTargetId: 'local', concurrencyLimit: 4 })).json()) as { id: string };
 
   const answered: string[] = [];
   let sending = true;
