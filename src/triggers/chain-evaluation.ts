@@ -25,11 +25,10 @@ export interface ChainDeps<J extends TriggerJob> {
 
 /** Evaluates the run triggers of every run that ends (the queue's `run-finished` messages). */
 export function createChainEvaluation<J extends TriggerJob>({ queue, tenantDb, live, finishedRun, start, logger }: ChainDeps<J>) {
-  async function evaluate({ tenantId, runId, jobId }: { tenantId: string; runId: string; jobId?: string }) {
+  // A run's end is sent only when a run trigger watches its job (runs/engine/dispatch.ts).
+  async function evaluate({ tenantId, runId }: { tenantId: string; runId: string }) {
     const db = tenantDb(tenantId);
     const triggers = await live(db);
-    // Most jobs are watched by none: their runs' ends cost no read.
-    if (jobId && triggers.watching(jobId).length === 0) return;
     const finished = await finishedRun(db, runId);
     if (!finished) return;
     for (const trigger of triggers.watching(finished.jobId)) {
@@ -43,5 +42,5 @@ export function createChainEvaluation<J extends TriggerJob>({ queue, tenantDb, l
     }
   }
 
-  queue.handle('run-finished', (payload) => evaluate(payload as { tenantId: string; runId: string; jobId?: string }));
+  queue.handle('run-finished', (payload) => evaluate(payload as { tenantId: string; runId: string }));
 }

@@ -44,7 +44,7 @@ export function createDispatch({ tenantDb, jobs, queue, local, instanceId, notif
   const finished = async (tenantId: string, jobId: string, runId: string, state: RunState) => {
     notify(tenantId, state, runId);
     const watched = await jobs.live(tenantDb(tenantId)).then((live) => live.watching(jobId).length > 0, () => true);
-    if (watched) queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId, jobId } });
+    if (watched) queue.enqueue({ kind: 'run-finished', key: runId, payload: { tenantId, runId } });
   };
 
   /** Who hears of a move: a run queued again is dispatched when its attempt may start; one that began or ended is announced. */
