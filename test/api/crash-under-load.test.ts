@@ -5,9 +5,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { agentCommand } from '../support/agent';
-import { startTestApp, type TestApp } from '../support/app';
-import { accessToken, createOwner } from '../support/identity';
-import { freePort, startServerProcess, type ServerProcess } from '../support/server-process';
+import type { TestApp } from '../support/app';
+import { databaseForServers, freePort, startServerProcess, type ServerProcess } from '../support/server-process';
 import { until } from '../support/until';
 
 let app: TestApp;
@@ -17,11 +16,7 @@ let dir: string;
 let started: string;
 
 beforeAll(async () => {
-  app = await startTestApp();
-  // It made the database; on PostgreSQL it must not also take the server's work (it has no local agent).
-  await app.queue.stop();
-  const owner = await createOwner(app.database.db);
-  headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
+  ({ app, headers } = await databaseForServers());
   port = await freePort();
   dir = mkdtempSync(path.join(os.tmpdir(), 'flows-crash-'));
   started = path.join(dir, 'started');

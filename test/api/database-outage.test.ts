@@ -2,10 +2,9 @@
 // shape (never a 500, never a hang), and when it is back Flows goes on without a restart: invocations are
 // answered, every answered one has its run, and every run finishes, its outcome kept through the outage.
 import { agentCommand } from '../support/agent';
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import { postgresUrl } from '../support/databases';
-import { accessToken, createOwner } from '../support/identity';
-import { freePort, startServerProcess, type ServerProcess } from '../support/server-process';
+import { databaseForServers, freePort, startServerProcess, type ServerProcess } from '../support/server-process';
 import { startTcpCut, type TcpCut } from '../support/tcp-cut';
 import { until } from '../support/until';
 
@@ -21,10 +20,7 @@ onPostgres('the database lost under load and back', () => {
   let headers: Record<string, string>;
 
   beforeAll(async () => {
-    app = await startTestApp();
-    await app.queue.stop(); // the server process does the work
-    const owner = await createOwner(app.database.db);
-    headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
+    ({ app, headers } = await databaseForServers());
     const database = new URL(app.database.url);
     cut = await startTcpCut({ host: database.hostname, port: Number(database.port || 5432) });
     database.port = String(cut.port);

@@ -3,10 +3,9 @@
 // its heartbeat lapses, the survivor's own runs go on untouched and it finishes the queue. SQLite serves one
 // process (test/api/run-recovery.test.ts covers its restarts).
 import { agentCommand } from '../support/agent';
-import { startTestApp, type TestApp } from '../support/app';
+import type { TestApp } from '../support/app';
 import { postgresUrl } from '../support/databases';
-import { accessToken, createOwner } from '../support/identity';
-import { freePort, startServerProcess, type ServerProcess } from '../support/server-process';
+import { databaseForServers, freePort, startServerProcess, type ServerProcess } from '../support/server-process';
 import { until } from '../support/until';
 import { INTERRUPTED } from '../../src/runs/engine/lifecycle';
 
@@ -41,11 +40,7 @@ onPostgres('two instances, one killed with -9', () => {
   const runsOf = (jobId: string) => app.database.db.run.findMany({ where: { jobId }, select: { id: true, state: true, ownerId: true, error: true } });
 
   beforeAll(async () => {
-    app = await startTestApp();
-    // It made the database; on PostgreSQL it must not also take the servers' work (it has no local agent).
-    await app.queue.stop();
-    const owner = await createOwner(app.database.db);
-    headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
+    ({ app, headers } = await databaseForServers());
   });
   afterAll(async () => {
     for (const server of servers) server.child.kill('SIGKILL');

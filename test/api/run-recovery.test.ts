@@ -6,9 +6,8 @@ import Dockerode from 'dockerode';
 import { LABELS } from '../../src/integrations/docker-fns';
 import { agentCommand, processesOf } from '../support/agent';
 import { ensureDockerd, ensureTestImage, TEST_IMAGE } from '../support/docker';
-import { startTestApp, type TestApp } from '../support/app';
-import { accessToken, createOwner } from '../support/identity';
-import { freePort, startServerProcess } from '../support/server-process';
+import type { TestApp } from '../support/app';
+import { databaseForServers, freePort, startServerProcess } from '../support/server-process';
 import { until as waitUntil } from '../support/until';
 
 let app: TestApp;
@@ -19,11 +18,7 @@ const docker = new Dockerode({ socketPath: '/var/run/docker.sock' });
 
 beforeAll(async () => {
   // The database and credentials are made here; the server under test is a separate process on that database.
-  app = await startTestApp();
-  // It made the database; on PostgreSQL it must not also take the servers' work (it has no local agent).
-  await app.queue.stop();
-  const owner = await createOwner(app.database.db);
-  headers = { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' };
+  ({ app, headers } = await databaseForServers());
   port = await freePort();
 });
 afterAll(() => app.close());

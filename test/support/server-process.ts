@@ -3,7 +3,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import path from 'node:path';
-import type { TestApp } from './app';
+import { startTestApp, type TestApp } from './app';
+import { accessToken, createOwner } from './identity';
 
 const ROOT = path.join(__dirname, '../..');
 
@@ -16,6 +17,17 @@ export interface ServerProcess {
   output(): string;
   /** Resolves with the exit code once the process ended. */
   exited: Promise<number | null>;
+}
+
+/**
+ * The database and an owner's API headers for server processes under test: a test app makes them and then
+ * stops its work queue, so that on PostgreSQL it takes none of the servers' work (it has no local agent).
+ */
+export async function databaseForServers(): Promise<{ app: TestApp; headers: Record<string, string> }> {
+  const app = await startTestApp();
+  await app.queue.stop();
+  const owner = await createOwner(app.database.db);
+  return { app, headers: { authorization: `Bearer ${await accessToken(app, owner)}`, 'content-type': 'application/json' } };
 }
 
 export async function freePort(): Promise<number> {
