@@ -5,18 +5,21 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { providerOf, type DatabaseProvider } from '../config';
 import { projectRoot } from '../lib/paths';
-import type { Db } from './client';
 
 const run = promisify(execFile);
 
 const migrationsDir = (provider: DatabaseProvider) => path.join(projectRoot, 'prisma', provider, 'migrations');
 export const migrationsOf = (provider: DatabaseProvider) => readdirSync(migrationsDir(provider)).filter((entry) => /^\d{14}_/.test(entry)).sort();
 
+/** Reads rows with one SQL statement: the Prisma client's raw query, or a plain `pg` client's. */
+type Query = (sql: string) => Promise<unknown[]>;
+const APPLIED = 'SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL';
+
 /** Names of the migrations in the repository that the database has not applied (all of them on a new database). */
-export async function pendingMigrations(db: Db, provider: DatabaseProvider): Promise<string[]> {
+export async function pendingMigrations(query: Query, provider: DatabaseProvider): Promise<string[]> {
   let applied: { migration_name: string }[] = [];
   try {
-    applied = await db.$queryRawUnsafe('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL AND rolled_back_at IS NULL');
+    applied = (await query(APPLIED)) as typeof applied;
   } catch {
     // No migration table yet.
   }
@@ -69,18 +72,43 @@ function migrateNewSqlite(file: string): void {
   }
 }
 
-/**
- * Applies the pending migrations of the URL's provider: all of them to a new SQLite database in this process,
- * otherwise with the Prisma CLI (JS schema engine, offline).
- */
-export async function migrateDatabase(url: string, { fresh = false } = {}): Promise<void> {
-  const provider = providerOf(url);
-  if (!provider) throw new Error('unsupported database URL');
-  if (fresh && provider === 'sqlite') return migrateNewSqlite(url.slice('file:'.length));
+/** Applies the pending migrations with the Prisma CLI (JS schema engine, offline), in a child process. */
+async function migrateWithCli(url: string, provider: DatabaseProvider): Promise<void> {
   const cli = require.resolve('prisma/build/index.js', { paths: [projectRoot] });
   await run(process.execPath, [cli, 'migrate', 'deploy', '--config', path.join('prisma', provider, 'prisma.config.ts')], {
     cwd: projectRoot,
     env: { ...process.env, DATABASE_URL: url, PRISMA_HIDE_UPDATE_MESSAGE: '1' },
     timeout: 120_000,
   });
+}
+
+/**
+ * Instances started together on one PostgreSQL take turns under a lock of their own, held by this session
+ * for as long as the CLI runs: the CLI's own lock gives up after 10 s, and a second instance started beside
+ * a first migration failed its start with "Timed out trying to acquire a postgres advisory lock". The one
+ * that waited finds nothing pending, and skips the CLI.
+ */
+async function migratePostgres(url: string): Promise<void> {
+  const { Client } = require('pg') as typeof import('pg');
+  const client = new Client({ connectionString: url });
+  await client.connect();
+  try {
+    await client.query("SELECT pg_advisory_lock(hashtext('flows.migrate'))");
+    const pending = await pendingMigrations(async (sql) => (await client.query(sql)).rows, 'postgresql');
+    if (pending.length > 0) await migrateWithCli(url, 'postgresql');
+  } finally {
+    await client.end(); // the lock ends with the session
+  }
+}
+
+/**
+ * Applies the pending migrations of the URL's provider: all of them to a new SQLite database in this process,
+ * on PostgreSQL one instance at a time, otherwise with the Prisma CLI.
+ */
+export async function migrateDatabase(url: string, { fresh = false } = {}): Promise<void> {
+  const provider = providerOf(url);
+  if (!provider) throw new Error('unsupported database URL');
+  if (fresh && provider === 'sqlite') return migrateNewSqlite(url.slice('file:'.length));
+  if (provider === 'postgresql') return migratePostgres(url);
+  await migrateWithCli(url, provider);
 }

@@ -6,7 +6,7 @@ import { migrateDatabase, migrationsOf, pendingMigrations } from './migrate';
 
 export async function openDatabase(config: Config, logger: Logger): Promise<Db> {
   const db = await createDb(config.databaseUrl);
-  const pending = await pendingMigrations(db, config.databaseProvider);
+  const pending = await pendingMigrations((sql) => db.$queryRawUnsafe(sql), config.databaseProvider);
   if (pending.length === 0) return db;
   if (!config.migrateOnStart) {
     logger.warn({ pending }, 'the database lacks migrations; run npm run migrate');

@@ -122,3 +122,29 @@ it(`the ${provider} migrations build exactly the current models`, async () => {
     await migrated.drop();
   }
 });
+
+(postgresUrl ? it : it.skip)('instances started together on a new PostgreSQL take turns: one migrates while the others wait, however long it takes', async () => {
+  const name = `${templateName(postgresUrl!)}_turns`;
+  const url = withDatabase(postgresUrl!, name);
+  await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  await adminQuery(`CREATE DATABASE "${name}"`);
+  // Another instance's turn, held here.
+  const other = new Client({ connectionString: url });
+  await other.connect();
+  try {
+    await other.query("SELECT pg_advisory_lock(hashtext('flows.migrate'))");
+    let done = 0;
+    const starts = [migrateDatabase(url), migrateDatabase(url)].map((start) => start.then(() => done++));
+    await new Promise((resolve) => setTimeout(resolve, 2000));
+    expect(done).toBe(0);
+    expect((await other.query("SELECT to_regclass('_prisma_migrations') AS t")).rows[0].t).toBeNull();
+
+    await other.query("SELECT pg_advisory_unlock(hashtext('flows.migrate'))");
+    await Promise.all(starts);
+    const applied = await other.query('SELECT migration_name FROM _prisma_migrations WHERE finished_at IS NOT NULL ORDER BY migration_name');
+    expect(applied.rows.map((row) => row.migration_name)).toEqual(migrationsOf('postgresql'));
+  } finally {
+    await other.end();
+    await adminQuery(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  }
+}, 120_000);
