@@ -1,6 +1,7 @@
 // The `e2e` part of `npm run bench`: webhook intake end to end, from the signed delivery to its run's end.
 // One `github` source; 20 jobs of 50 webhook triggers, all 1,000 on that source and on `issues.labeled`,
-// each with 3 leaves and every fifth with a CEL `if`; exactly one trigger matches the deliveries' label.
+// each with 3 leaves and every fifth with a CEL `if`; exactly one trigger matches the deliveries' label
+// (or fewer triggers, `triggers`: with 1, the matching one alone).
 // The local target's agent is `true` (sandboxed, as by default). A burst of signed deliveries (each its
 // own body, id and signature) for BENCH_E2E_DURATION seconds, then the drain: what counts is deliveries
 // whose run has finished, per second, from the first request to the last run's end. The deliveries are
@@ -44,13 +45,13 @@ function trigger(sourceId, job, k) {
 }
 
 /**
- * Creates the source and the jobs (on the local target), the matching one with `flowControl` if given;
- * answers the source with its signing secret.
+ * Creates the source and the jobs (on the local target) with `triggers` triggers in all, 50 a job, the
+ * matching one with `flowControl` if given; answers the source with its signing secret.
  */
-export async function setUpE2e(baseUrl, bearer, { flowControl } = {}) {
+export async function setUpE2e(baseUrl, bearer, { flowControl, triggers: count = JOBS * TRIGGERS_PER_JOB } = {}) {
   const source = await post(baseUrl, bearer, '/api/v1/webhook-sources', { name: 'e2e', format: 'github' });
-  for (let j = 0; j < JOBS; j++) {
-    const triggers = Array.from({ length: TRIGGERS_PER_JOB }, (_, k) => trigger(source.id, j, k));
+  for (let j = 0; j * TRIGGERS_PER_JOB < count; j++) {
+    const triggers = Array.from({ length: Math.min(TRIGGERS_PER_JOB, count - j * TRIGGERS_PER_JOB) }, (_, k) => trigger(source.id, j, k));
     await post(baseUrl, bearer, '/api/v1/jobs', { name: `E2E ${j}`, promptTemplate: 'Issue {{ payload.issue.number }}', executionTargetId: 'local', concurrencyLimit: 50, triggers, ...(j === 0 && flowControl && { flowControl }) });
   }
   return source;

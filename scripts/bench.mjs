@@ -203,13 +203,14 @@ async function measureIntake() {
 
 /**
  * The end-to-end intake row (scripts/bench-e2e.mjs), on a fresh app of its own with a local agent (`true`,
- * or `agent`); with `flowControl` on the matching job, which does `flow` with its runs (see measureE2e).
+ * or `agent`) and `triggers` triggers (1,000); with `flowControl` on the matching job, which does `flow`
+ * with its runs (see measureE2e).
  */
-async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BENCH_E2E_DURATION ?? 20), flowControl, flow, agent } = {}) {
+async function measureEndToEnd({ name = 'e2e', duration = Number(process.env.BENCH_E2E_DURATION ?? 20), flowControl, flow, agent, triggers } = {}) {
   const e2eDir = path.join(dir, name);
   mkdirSync(e2eDir);
   const app = await startServer('app-agent', e2eDir, agent && { env: { BENCH_AGENT_COMMAND: agent } });
-  const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer, { flowControl });
+  const source = await setUpE2e(`http://127.0.0.1:${app.port}`, app.bearer, { flowControl, triggers });
   const result = await measureE2e(app.port, source, path.join(e2eDir, 'app.db'), { duration, connections: CONNECTIONS, flow });
   await stop(app.child);
   return result;
@@ -461,7 +462,8 @@ async function main() {
     intake = await measureIntake();
     rows.push(['intake: signed, 1,000 triggers, 5 match', intake.row]);
   }
-  const e2e = wanted('e2e') && (await measureEndToEnd());
+  // With one trigger, then with 1,000: what deciding among many costs end to end.
+  const e2e = wanted('e2e') && { one: await measureEndToEnd({ name: 'e2e-1', triggers: 1 }), thousand: await measureEndToEnd() };
   const workspace = wanted('workspace') && (await measureWorkspace({ root, dir, startServer, stop }));
   const flow = wanted('flow') && (await measureFlowControl());
   const retention = wanted('retention') && (await measureRetention());
@@ -483,10 +485,13 @@ async function main() {
     console.log(`intake: during the row ${recorded} deliveries recorded and ${evaluated} evaluated (5 runs each); after it, evaluation caught up at ${intake.catchUpPerSecond.toFixed(0)} deliveries/s`);
   }
   if (e2e) {
-    console.log(
-      `e2e intake (1,000 triggers, one match, local agent \`true\`): accepted ${e2e.acceptedPerSecond.toFixed(0)}/s (${(e2e.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${e2e.p99} ms); ` +
-        `finished ${e2e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e2e.accepted} deliveries, ${e2e.finishedDuringBurst} finished during the burst, drain ${e2e.drainSeconds.toFixed(1)} s)`,
-    );
+    for (const [name, row] of [['1 trigger', e2e.one], ['1,000 triggers, one match', e2e.thousand]]) {
+      console.log(
+        `e2e intake (${name}, local agent \`true\`): accepted ${row.acceptedPerSecond.toFixed(0)}/s (${(row.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${row.p99} ms); ` +
+          `finished ${row.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${row.accepted} deliveries, ${row.finishedDuringBurst} finished during the burst, drain ${row.drainSeconds.toFixed(1)} s)`,
+      );
+    }
+    console.log(`e2e 1,000 triggers / 1 trigger: accepted ${(e2e.thousand.acceptedPerSecond / e2e.one.acceptedPerSecond).toFixed(2)} ×, finished ${(e2e.thousand.finishedPerSecond / e2e.one.finishedPerSecond).toFixed(2)} ×`);
     console.log(JSON.stringify({ e2e, baselineA: a.rps }));
   }
   if (workspace) {
