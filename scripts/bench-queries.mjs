@@ -5,9 +5,12 @@
 // statements sql.ts runs beside it, sqlite-direct.ts); with --pg, on a fresh PostgreSQL database
 // (BENCH_PG_URL's server, dropped after), every statement any connection sends (the client's, sql.ts's,
 // the work queue's, BEGIN and COMMIT included). The first invocation warms caches; the second is counted.
-// --list prints the statements. Needs a build (`npm run build`).
+// --list prints the statements. With --pg, BENCH_QUERIES_CPU invocations (300) then run one after another,
+// each with its dispatch, and the CPU that PostgreSQL's backends of the database spent on them is printed
+// per invocation: what a statement costs the database (no agent runs: the job has no execution target).
+// Needs a build (`npm run build`).
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import os from 'node:os';
 import path from 'node:path';
@@ -44,12 +47,29 @@ async function countingDb(url, onQuery) {
 const require = createRequire(import.meta.url);
 const onPg = process.argv.includes('--pg');
 const PG_URL = process.env.BENCH_PG_URL ?? 'postgresql://postgres@127.0.0.1:5432/postgres';
+const CPU_ROUNDS = Number(process.env.BENCH_QUERIES_CPU ?? 300);
 
-async function pgAdmin(sql) {
+async function pgAdmin(sql, params) {
   const { Client } = require('pg');
   const client = new Client({ connectionString: PG_URL });
   await client.connect();
-  await client.query(sql).finally(() => client.end());
+  return (await client.query(sql, params).finally(() => client.end())).rows;
+}
+
+/** CPU time (ms) each backend of `database` has used so far, by pid, read from /proc (PostgreSQL on this machine). */
+async function backendsCpu(database) {
+  const rows = await pgAdmin('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database]);
+  const tick = 1000 / 100; // USER_HZ
+  const cpu = new Map();
+  for (const { pid } of rows) {
+    try {
+      const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1].split(' ');
+      cpu.set(pid, (Number(fields[11]) + Number(fields[12])) * tick);
+    } catch {
+      // ended meanwhile
+    }
+  }
+  return cpu;
 }
 
 /** Has every statement sent on a PostgreSQL connection reported to `onQuery`. */
@@ -87,15 +107,18 @@ async function main() {
     const baseUrl = `http://127.0.0.1:${server.address().port}`;
     const job = await createBenchJob(baseUrl, bearer);
 
-    const invoke = async (key) => {
-      const inRequest = (log = []);
+    const request = async (key) => {
       const res = await fetch(`${baseUrl}/api/v1/jobs/${job.id}/invocations`, {
         method: 'POST',
         headers: { authorization: `Bearer ${bearer}`, 'content-type': 'application/json' },
         body: JSON.stringify({ idempotencyKey: key, data: { n: 1 } }),
       });
       if (res.status !== 202) throw new Error(`invoke answered ${res.status}: ${await res.text()}`);
-      const { runId } = await res.json();
+      return (await res.json()).runId;
+    };
+    const invoke = async (key) => {
+      const inRequest = (log = []);
+      const runId = await request(key);
       const background = (log = []);
       for (const args of held.splice(0)) dispatch(...args);
       await built.runner.idle();
@@ -111,6 +134,19 @@ async function main() {
       for (const query of inRequest) console.log(`  ${query}`);
       console.log('\nbackground:');
       for (const query of background) console.log(`  ${query}`);
+    }
+    if (database && CPU_ROUNDS > 0) {
+      // Each dispatch starts as the server starts it, when its invocation is answered; waiting for the work
+      // queue to be idle (which polls it) comes once, at the end.
+      built.runner.dispatch = dispatch;
+      const before = await backendsCpu(database);
+      const own = process.cpuUsage();
+      for (let i = 0; i < CPU_ROUNDS; i++) await request(`cpu-${i}`);
+      await built.runner.idle();
+      const ownMs = (({ user, system }) => (user + system) / 1000)(process.cpuUsage(own));
+      const after = await backendsCpu(database);
+      const spent = [...after].reduce((sum, [pid, ms]) => sum + ms - (before.get(pid) ?? 0), 0);
+      console.log(`${CPU_ROUNDS} invocations one after another: PostgreSQL ${(spent / CPU_ROUNDS).toFixed(2)} ms of CPU each, this process ${(ownMs / CPU_ROUNDS).toFixed(2)} ms`);
     }
     server.close();
     if (instance) await instance.stopBackground(built);

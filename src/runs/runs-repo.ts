@@ -245,21 +245,26 @@ export function createRunsRepo(db: TenantDb) {
     /**
      * Starts the oldest queued runs of the job while fewer than `limit` are active (`starting`, with their
      * trace event), marked with `claim` and `ownerId`; answers them. One batch; on PostgreSQL it first takes
-     * a lock of the job's for the transaction, so that two instances never fill the same slot. The outer
-     * `state` test is checked again on a row another transaction changed meanwhile (a stop), the subquery is not.
+     * a lock of the job's for the transaction, so that two instances never fill the same slot, and the
+     * update feeds the trace's insert in one statement. The outer `state` test is checked again on a row
+     * another transaction changed meanwhile (a stop), the subquery is not.
      */
     async claim(jobId: string, { limit, keyLimit = null, expiring = false }: { limit: number; keyLimit?: number | null; expiring?: boolean }, claim: string, ownerId: string): Promise<Claimed[]> {
       const now = new Date();
       // While the job has a ttl, a run whose time in the queue is over is not started (dispatch ends it,
-      // `overdue`); without one (any more), every queued run may start.
-      const fresh = (alias: string) => (expiring ? { text: ` AND (${alias}"expiresAt" IS NULL OR ${alias}"expiresAt" > ?::timestamp(3))`, params: [now] } : { text: '', params: [] });
+      // `overdue`); without one (any more), every queued run may start. A run queued again for a new attempt
+      // waits for its backoff (`notBefore`).
+      const ready = (alias: string) => ({
+        text: `${expiring ? ` AND (${alias}"expiresAt" IS NULL OR ${alias}"expiresAt" > ?::timestamp(3))` : ''} AND (${alias}"notBefore" IS NULL OR ${alias}"notBefore" <= ?::timestamp(3))`,
+        params: expiring ? [now, now] : [now],
+      });
+      const active = { text: `FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${inList(ACTIVE)})`, params: [tenantId, jobId] };
+      const queued = { text: `FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${ready('').text}`, params: [tenantId, jobId, ...ready('').params] };
       // With a key's limit, a queued run is due while its key has room: the runs of its key queued before
       // it and those of its key active stay under `keyLimit` (a key at its limit holds back only its own).
-      // A run queued again for a new attempt waits for its backoff (`notBefore`).
-      const ready = (alias: string) => ({ text: `${fresh(alias).text} AND (${alias}"notBefore" IS NULL OR ${alias}"notBefore" <= ?::timestamp(3))`, params: [...fresh(alias).params, now] });
       const due =
         keyLimit === null
-          ? { text: `SELECT "id" FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${ready('').text}`, params: [tenantId, jobId, ...ready('').params] }
+          ? { text: `SELECT "id" ${queued.text}`, params: queued.params }
           : {
               text:
                 `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
@@ -268,34 +273,37 @@ export function createRunsRepo(db: TenantDb) {
               params: [tenantId, jobId, ...ready('q.').params, keyLimit],
             };
       // Most dispatches find nothing to start: the one after a run's end usually has nothing queued, and during
-      // a burst the slots are full. One statement says so, without the batch (on PostgreSQL five statements
+      // a burst the slots are full. One statement says so, without the batch (on PostgreSQL four statements
       // in a transaction under the job's lock). It only spares work: whoever queues a run or frees a slot
       // after this reading dispatches again.
-      const [{ go }] = await sql.query<{ go: unknown }>(
-        `SELECT (SELECT COUNT(*) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${inList(ACTIVE)})) < ? ` +
-          `AND EXISTS (SELECT 1 FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${ready('').text}) AS "go"`,
-        [tenantId, jobId, limit, tenantId, jobId, ...ready('').params],
-      );
+      const [{ go }] = await sql.query<{ go: unknown }>(`SELECT (SELECT COUNT(*) ${active.text}) < ? AND EXISTS (SELECT 1 ${queued.text}) AS "go"`, [...active.params, limit, ...queued.params]);
       if (!Number(go)) return [];
       const move = transition('queued', { type: 'claimed', claim, ownerId }, now) as Transition;
       const set = setOf(move);
-      const claimed = sql.query<Claimed>(
-        `UPDATE "Run" SET ${set.text}, "traceLength" = "traceLength" + 1 ` +
-          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "id" IN (${due.text} ORDER BY "id" ` +
-          `LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" IN (${inList(ACTIVE)}))) RETURNING "id", "prompt", "attempt"`,
-        [...set.params, tenantId, jobId, move.from, ...due.params, limit, tenantId, jobId],
-      );
+      const update = {
+        text:
+          `UPDATE "Run" SET ${set.text}, "traceLength" = "traceLength" + 1 WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? ` +
+          `AND "id" IN (${due.text} ORDER BY "id" LIMIT (SELECT ${sql.greatest}(0, ? - COUNT(*)) ${active.text}))`,
+        params: [...set.params, tenantId, jobId, move.from, ...due.params, limit, ...active.params],
+      };
       const [changed] = move.trace;
-      const traced = sql.run(
-        `INSERT INTO "RunEvent" (${EVENT_COLUMNS}) SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), ?, ?::jsonb FROM "Run" ` +
-          `WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "claim" = ?`,
-        [now, changed.type, { json: changed.data }, tenantId, jobId, move.to, claim],
-      );
+      const event = { text: `SELECT "id" || ':' || "traceLength", "tenantId", "id", "traceLength", ?::timestamp(3), ?, ?::jsonb FROM "Run"`, params: [now, changed.type, { json: changed.data }] };
+      let runs: Claimed[];
       if (sql.dialect === 'postgresql') {
-        const [, runs] = await sql.batch<[number, Claimed[], number]>([sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]), claimed, traced]);
-        return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
+        [, runs] = await sql.batch<[number, Claimed[]]>([
+          sql.run('SELECT pg_advisory_xact_lock(hashtext(?))', [`${tenantId}:${jobId}`]),
+          sql.query<Claimed>(
+            `WITH "Run" AS (${update.text} RETURNING "tenantId", "id", "prompt", "attempt", "traceLength"), ` +
+              `"traced" AS (INSERT INTO "RunEvent" (${EVENT_COLUMNS}) ${event.text}) SELECT "id", "prompt", "attempt" FROM "Run"`,
+            [...update.params, ...event.params],
+          ),
+        ]);
+      } else {
+        [runs] = await sql.batch<[Claimed[], number]>([
+          sql.query<Claimed>(`${update.text} RETURNING "id", "prompt", "attempt"`, update.params),
+          sql.run(`INSERT INTO "RunEvent" (${EVENT_COLUMNS}) ${event.text} WHERE "tenantId" = ? AND "jobId" = ? AND "state" = ? AND "claim" = ?`, [...event.params, tenantId, jobId, move.to, claim]),
+        ]);
       }
-      const [runs] = await sql.batch<[Claimed[], number]>([claimed, traced]);
       // SQLite answers integers as bigints through the raw query.
       return runs.map((run) => ({ ...run, attempt: Number(run.attempt) }));
     },

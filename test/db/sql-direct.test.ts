@@ -118,4 +118,21 @@ it('writes a batch all or nothing', async () => {
     const [row] = await sql.query<{ name: string }>('SELECT "name" FROM "Tenant" WHERE "id" = ?', [tenantId]);
     expect(row.name).toBe('T');
   });
+
+  it("prepares each statement with parameters once per connection, the client's and the hand-written ones", async () => {
+    const namesOf = (rows: { name: string }[]) => rows.map((row) => row.name);
+    // An interactive transaction holds one connection: what the client ran there is prepared, under a name.
+    const client = await database.db.$transaction(async (tx) => {
+      for (let i = 0; i < 2; i++) await tx.tenant.findUnique({ where: { id: tenantId } });
+      return tx.$queryRawUnsafe<{ name: string }[]>(`SELECT "name" FROM pg_prepared_statements WHERE "statement" LIKE '%FROM "public"."Tenant" WHERE%'`);
+    });
+    expect(namesOf(client)).toContainEqual(expect.stringMatching(/^flows_\d+$/));
+    // So is a hand-written one, on the connection of its batch.
+    const sql = sqlOf();
+    const [, direct] = await sql.batch([
+      sql.query('SELECT "name" AS "found" FROM "Tenant" WHERE "id" = ?', [tenantId]),
+      sql.query<{ name: string }>('SELECT "name" FROM pg_prepared_statements WHERE "statement" LIKE ?', ['%AS "found" FROM "Tenant"%']),
+    ]);
+    expect(namesOf(direct)).toEqual([expect.stringMatching(/^flows_\d+$/)]);
+  });
 });
