@@ -4,8 +4,10 @@
 // (or fewer triggers, `triggers`: with 1, the matching one alone).
 // The local target's agent is `true` (sandboxed, as by default). A burst of signed deliveries (each its
 // own body, id and signature) for BENCH_E2E_DURATION seconds, then the drain: what counts is deliveries
-// whose run has finished, per second, from the first request to the last run's end. The deliveries are
-// about 50 issues in turn; with `flowControl` (the `flow` part of `npm run bench`) the matching job keys its
+// whose run has finished, per second, from the first request to the last run's end. BENCH_E2E_RATE paces
+// the burst at that many deliveries a second in all (autocannon's overallRate) instead of as fast as the
+// connections go: a burst at a rate the runs could keep up with, whose drain then says whether they do.
+// The deliveries are about 50 issues in turn; with `flowControl` (the `flow` part of `npm run bench`) the matching job keys its
 // runs by issue, and a delivery counts as finished once the run it started, or folded into, has ended.
 import { createHmac, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
@@ -121,9 +123,10 @@ export async function pgProgress(url) {
  * is called with 'start' and 'end' around the burst. `flow` is what the matching job's flow control does
  * with the runs: 'none' (one run per delivery), 'supersede' (one run per delivery, the older ones of an
  * issue canceled) or 'fold' (deliveries fold into fewer runs).
+ * `rate` (BENCH_E2E_RATE; 0: unpaced) paces the burst at that many deliveries a second.
  * Answers accepted/s during the burst, finished deliveries/s over burst plus drain, and the drain time.
  */
-export async function measureE2e(port, source, database, { duration = 20, connections = 32, drainLimitS = 600, onBurst, flow = 'none' } = {}) {
+export async function measureE2e(port, source, database, { duration = 20, connections = 32, rate = Number(process.env.BENCH_E2E_RATE ?? 0), drainLimitS = 600, onBurst, flow = 'none' } = {}) {
   const reader = typeof database === 'string' ? sqliteProgress(database) : database;
   const progress = () => reader.progress();
   try {
@@ -147,7 +150,7 @@ export async function measureE2e(port, source, database, { duration = 20, connec
     const before = await progress();
     onBurst?.('start');
     const started = Date.now();
-    const burst = await autocannon({ ...options, duration });
+    const burst = await autocannon({ ...options, duration, ...(rate > 0 && { overallRate: rate }) });
     const burstEnded = Date.now();
     onBurst?.('end');
     const atBurstEnd = await progress();

@@ -9,7 +9,8 @@
 // per target kind (scripts/bench-run-start.mjs), what starting a sandbox costs this process and the
 // machine (scripts/bench-spawn.mjs), and start-up time and idle memory
 // (scripts/bench-startup.mjs). BENCH_DURATION (seconds per row, 8) and BENCH_CONNECTIONS (32) tune it;
-// BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there. Arguments pick parts:
+// BENCH_CPU_PROF=<dir> has the apps' servers write V8 CPU profiles there; BENCH_E2E_DURATION and BENCH_E2E_RATE
+// set the end-to-end rows' burst (scripts/bench-e2e.mjs). Arguments pick parts:
 // `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, agents, runs, spawn, startup).
 // `npm run bench -- pg` (not part of the default run: it needs PostgreSQL at BENCH_PG_URL, by default
 // postgresql://postgres@127.0.0.1:5432/postgres) measures the invoke and end-to-end intake rows on a fresh
