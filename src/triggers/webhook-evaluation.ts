@@ -50,8 +50,11 @@ export interface EvaluationDeps<J extends TriggerJob> {
 export function createDeliveryEvaluation<J extends TriggerJob>({ queue, start, live, tenantDb, pendingDeliveries, record, intakeBusy, evaluated = () => {}, logger, now }: EvaluationDeps<J>) {
   const pacing = createPacing({ share: EVALUATION_SHARE, foregroundBusy: intakeBusy });
 
-  /** Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. */
-  async function evaluate(activity: PendingDelivery) {
+  /**
+   * Every candidate trigger (its events match) decides; the matching ones start a run. Fails closed. Answers
+   * once the runs are started, with the saving of the decisions under way (`saved`).
+   */
+  async function evaluate(activity: PendingDelivery): Promise<{ saved: Promise<void> }> {
     const db = tenantDb(activity.tenantId);
     const context = activity.context as Record<string, unknown>;
     const triggers = await live(db);
@@ -70,25 +73,31 @@ export function createDeliveryEvaluation<J extends TriggerJob>({ queue, start, l
       decisions.push(decision);
     }
     const at = now();
-    await record(db, activity.id, decisions, misses, at);
-    evaluated(activity, decisions, misses, at);
+    const saved = Promise.resolve(record(db, activity.id, decisions, misses, at)).then(() => evaluated(activity, decisions, misses, at));
+    return { saved };
   }
 
   /**
    * Evaluates the waiting deliveries, oldest first, paced so that intake keeps answering during a burst
    * (the burst is recorded; its evaluation catches up after). One that fails stays waiting for the next pass.
+   * A delivery's decisions are saved while the next one is evaluated, so that the save and the next one's
+   * runs can go in one commit; a run starts once per trigger and delivery, so a delivery whose save failed
+   * starts nothing twice when it is evaluated again.
    */
   async function evaluatePending() {
     let after: string | undefined;
     let failed = 0;
     for (let batch = await pendingDeliveries(after, PENDING_BATCH); batch.length > 0; batch = await pendingDeliveries(after, PENDING_BATCH)) {
+      const saving: Promise<void>[] = [];
       for (const delivery of batch) {
-        await pacing.step(() => evaluate(delivery)).catch((err: unknown) => {
+        const fail = (err: unknown) => {
           failed++;
           logger.error({ err, activityId: delivery.id }, 'a webhook delivery could not be evaluated; it stays waiting');
-        });
+        };
+        await pacing.step(() => evaluate(delivery)).then(({ saved }) => saving.push(saved.catch(fail)), fail);
         after = delivery.id;
       }
+      await Promise.all(saving);
     }
     // A failure may be passing (a busy database): the next pass comes without waiting for a new delivery.
     if (failed) queue.enqueue({ kind: 'webhook-evaluation', key: 'pending', payload: {}, delayMs: RETRY_MS });
