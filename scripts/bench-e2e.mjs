@@ -7,8 +7,9 @@
 // whose run has finished, per second, from the first request to the last run's end. BENCH_E2E_RATE paces
 // the burst at that many deliveries a second in all (autocannon's overallRate) instead of as fast as the
 // connections go: a burst at a rate the runs could keep up with, whose drain then says whether they do.
-// The deliveries are about 50 issues in turn; with `flowControl` (the `flow` part of `npm run bench`) the matching job keys its
-// runs by issue, and a delivery counts as finished once the run it started, or folded into, has ended.
+// The deliveries are about 50 issues in turn; with `flowControl` (the `flow` part of `npm run bench`) the
+// matching job keys its runs by issue, and a delivery counts as finished once the run it started, or
+// folded into, has ended.
 import { createHmac, randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import autocannon from 'autocannon';
