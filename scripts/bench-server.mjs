@@ -93,7 +93,7 @@ const KEEP_RUNS = { FLOWS_RETENTION_MAX_RUNS_PER_JOB: '0' };
 /** One of several instances on one PostgreSQL database, its background started and stopped as main.ts does (src/instance.ts). */
 async function appPg() {
   const { BENCH_DATABASE_URL, BENCH_SECRET_KEY, BENCH_BASE_URL, BENCH_OWNER } = process.env;
-  const opened = await openApp(dir, { env: { DATABASE_URL: BENCH_DATABASE_URL, FLOWS_SECRET_KEY: BENCH_SECRET_KEY, BASE_URL: BENCH_BASE_URL, FLOWS_LOCAL_AGENT_COMMAND: 'true', ...KEEP_RUNS } });
+  const opened = await openApp(dir, { env: { DATABASE_URL: BENCH_DATABASE_URL, FLOWS_SECRET_KEY: BENCH_SECRET_KEY, BASE_URL: BENCH_BASE_URL, FLOWS_LOCAL_AGENT_COMMAND: 'true', ...KEEP_RUNS, ...passedOn } });
   // Warnings and errors go to stderr, where the bench counts them (stdout carries the JSON line).
   opened.logger = dist('src/lib/logger.js').createLogger('warn', require('pino').destination(2));
   const { built, bearer } = BENCH_OWNER === '1' ? await buildWithBearer(opened) : { built: await dist('src/app.js').buildApp(opened) };
@@ -120,10 +120,11 @@ process.on('SIGTERM', () => {
   );
 });
 
-// The retention settings (the `retention` part of the bench sets them) and the local agent's pass through.
-const retention = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_') || name.startsWith('FLOWS_LOCAL_AGENT_')));
+// The retention settings (the `retention` part of the bench sets them) and the local agent's
+// (FLOWS_LOCAL_AGENT_SANDBOX=off, say) pass through.
+const passedOn = Object.fromEntries(Object.entries(process.env).filter(([name]) => name.startsWith('FLOWS_RETENTION_') || name.startsWith('FLOWS_LOCAL_AGENT_')));
 // BENCH_ENV: more settings, as JSON (the workspace row's private network and repository cache).
-const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...KEEP_RUNS, ...retention, ...JSON.parse(process.env.BENCH_ENV ?? '{}') });
+const appAgent = () => app({ FLOWS_LOCAL_AGENT_COMMAND: process.env.BENCH_AGENT_COMMAND ?? 'true', ...KEEP_RUNS, ...passedOn, ...JSON.parse(process.env.BENCH_ENV ?? '{}') });
 const server = await { 'sqlite-insert': sqliteInsert, 'prisma-create': prismaCreate, app, 'app-agent': appAgent, 'app-pg': appPg }[kind]();
 const listening = server.listen(0, '127.0.0.1', () => {
   console.log(JSON.stringify({ port: listening.address().port, ...(server.extra ?? {}) }));

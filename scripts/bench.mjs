@@ -328,7 +328,8 @@ function machineSeconds() {
 
 /**
  * Samples the CPU of `processes` ({ name: pid }), the PostgreSQL backends of `database` together and the
- * machine: `start()`, then `end()` answers each as a percentage of one core over the wall time between.
+ * machine: `start()`, then `end()` answers each as a percentage of one core over the wall time between, and
+ * (`served`, seconds) what the machine spent on everything but the load generator and the proxy.
  */
 function cpuSampler(processes, database) {
   let at;
@@ -348,13 +349,15 @@ function cpuSampler(processes, database) {
       const busy = now.machine.busy - at.machine.busy;
       const own = Object.entries(now.own).map(([name, s]) => [name, s - at.own[name]]);
       const ours = own.reduce((sum, [, s]) => sum + s, postgres);
-      return {
+      const shares = {
         ...Object.fromEntries(own.map(([name, s]) => [name, pct(s)])),
         postgres: pct(postgres),
         // Other processes on the machine (other work sharing its CPUs, the kernel).
         others: pct(Math.max(0, busy - ours)),
         machine: `${Math.round((100 * busy) / (now.machine.total - at.machine.total))}% busy of ${os.cpus().length} CPUs`,
       };
+      const driving = own.filter(([name]) => name === 'bench' || name === 'proxy').reduce((sum, [, s]) => sum + s, 0);
+      return { shares, served: busy - driving };
     },
   };
 }
@@ -437,7 +440,8 @@ async function measurePg() {
     await stop(proxy.child);
     const forwarded = proxyOut.split('\n').filter((line) => line.startsWith('{"backends"')).map((line) => JSON.parse(line).backends)[0];
     await Promise.all(started.map(stop));
-    return { rows, forwarded, logs: { 'instance 1': logSummary(one.logs), 'instance 2': logSummary(two.logs) } };
+    const [{ autovacuum }] = (await pgAdmin('SHOW autovacuum')).rows;
+    return { rows, forwarded, autovacuum, logs: { 'instance 1': logSummary(one.logs), 'instance 2': logSummary(two.logs) } };
   } finally {
     await Promise.all(started.map((child) => stop(child)));
     await pgAdmin(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
@@ -532,8 +536,12 @@ async function main() {
   }
   if (onPg) {
     const { invoke1, invoke2, e2e1, e2e2 } = onPg.rows;
-    const cpu = (figures) => Object.entries(figures).map(([name, value]) => `${name} ${typeof value === 'number' ? `${value}%` : value}`).join(', ');
-    console.log(`pg: PostgreSQL ${new URL(PG_ADMIN_URL).host}, a fresh database per run; 2 instances / 1 instance on invoke: ${(invoke2.rps / invoke1.rps).toFixed(2)} ×`);
+    const cpu = ({ shares }) => Object.entries(shares).map(([name, value]) => `${name} ${typeof value === 'number' ? `${value}%` : value}`).join(', ');
+    console.log(`pg: PostgreSQL ${new URL(PG_ADMIN_URL).host}, a fresh database per run, autovacuum ${onPg.autovacuum}; 2 instances / 1 instance on invoke: ${(invoke2.rps / invoke1.rps).toFixed(2)} ×`);
+    if (onPg.autovacuum === 'off') console.log('pg: WARNING: autovacuum is off on this server: the runs\' tables are never analyzed nor cleaned, and these rows fall as they grow (docs/performance.md)');
+    // Whether instances add up where the machine has no core to spare: what an invocation costs the machine.
+    const perInvocation = (row) => `${((1000 * row.cpu.served) / row.answers).toFixed(1)} ms`;
+    console.log(`pg CPU per invocation (the machine, but the load generator and the proxy): 1 instance ${perInvocation(invoke1)}, 2 instances ${perInvocation(invoke2)}`);
     for (const [name, e] of [['1 instance', e2e1], ['2 instances, proxy', e2e2]]) {
       if (e.error) console.log(`pg e2e intake, ${name}: FAILED: ${e.error}`);
       else console.log(
