@@ -284,8 +284,9 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         child.on('close', async (code, signal) => {
           clearTimeout(timer);
           const hit = await release();
+          // Gone before the outcome is given: an unsandboxed session's next run empties and uses the same folder.
+          await rm(dir, { recursive: true, force: true }).catch(() => {});
           state?.release();
-          void rm(dir, { recursive: true, force: true });
           if (ending === 'timed_out') return resolve({ state: 'timed_out', error: `The agent was still running after ${spec.timeoutSeconds} seconds.` });
           if (ending === 'canceled') return resolve({ state: 'canceled', error: 'The run was stopped.' });
           if (ending) return resolve({ state: 'failed', error: limitMessage(ending, limits), cause: 'resource_limit' });

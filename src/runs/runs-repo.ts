@@ -263,13 +263,16 @@ export function createRunsRepo(db: TenantDb) {
       const queued = { text: `FROM "Run" WHERE "tenantId" = ? AND "jobId" = ? AND "state" = 'queued'${readyTest.text}`, params: [tenantId, jobId, ...readyTest.params] };
       // With a key's limit, a queued run is due while its key has room: the runs of its key queued before
       // it and those of its key active stay under `keyLimit` (a key at its limit holds back only its own).
-      const dueByKey = (limitOfKey: number, readyQ = ready('q.')) => ({
-        text:
-          `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
-          `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${inList(ACTIVE)}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
-          `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${readyQ.text}) AS "ranked" WHERE "place" <= ?`,
-        params: [tenantId, jobId, ...readyQ.params, limitOfKey],
-      });
+      const dueByKey = (limitOfKey: number) => {
+        const readyQ = ready('q.');
+        return {
+          text:
+            `SELECT "id" FROM (SELECT q."id", ROW_NUMBER() OVER (PARTITION BY q."concurrencyKey" ORDER BY q."id") + ` +
+            `(SELECT COUNT(*) FROM "Run" a WHERE a."tenantId" = q."tenantId" AND a."jobId" = q."jobId" AND a."state" IN (${inList(ACTIVE)}) AND COALESCE(a."concurrencyKey", '') = COALESCE(q."concurrencyKey", '')) AS "place" ` +
+            `FROM "Run" q WHERE q."tenantId" = ? AND q."jobId" = ? AND q."state" = 'queued'${readyQ.text}) AS "ranked" WHERE "place" <= ?`,
+          params: [tenantId, jobId, ...readyQ.params, limitOfKey],
+        };
+      };
       const due = keyLimit === null ? { text: `SELECT "id" ${queued.text}`, params: queued.params } : dueByKey(keyLimit);
       // Most dispatches find nothing to start: the one after a run's end usually has nothing queued, and during
       // a burst the slots are full. One statement says so, without the batch (on PostgreSQL four statements

@@ -7,6 +7,7 @@ import { chmodSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { startTestApp, type TestApp } from '../support/app';
+import { createLocalExecutor } from '../../src/integrations/local-executor';
 import { agentCliPath } from '../support/agent-clis';
 import { startFakeModelProvider, type FakeModelProvider } from '../support/fake-model-provider';
 import { call } from '../support/http';
@@ -263,6 +264,22 @@ describe('sessions', () => {
     } finally {
       await off.close();
       rmSync(unsandboxedState, { recursive: true, force: true });
+    }
+  });
+
+  it("removes an unsandboxed session's shared folder before its run's outcome is given, so that it never takes the next run's", async () => {
+    const sessionState = mkdtempSync(path.join(tmpdir(), 'flows-agent-state-off-'));
+    const executor = createLocalExecutor({ command: 'true', timeoutSeconds: 30, sandbox: 'off', stateDir: sessionState, agentBins: { gemini: '/bin/true' } });
+    const key = `sess_${'a'.repeat(32)}`;
+    try {
+      for (const runId of ['run_first', 'run_second']) {
+        const spec = { tenantId: 't', targetId: 'local', runId, jobSlug: 'job', prompt: '', model: null, effort: null, timeoutSeconds: 30, env: {}, agent: { kind: 'gemini' as const }, session: { key, jobId: 'job_1', resume: null } };
+        const execution = await executor.start(spec, { output: () => {}, provisioning: () => {}, sandbox: () => {} });
+        expect(await execution.done).toMatchObject({ state: 'succeeded' });
+        expect(existsSync(path.join(sessionState, key, 'workspace'))).toBe(false);
+      }
+    } finally {
+      rmSync(sessionState, { recursive: true, force: true });
     }
   });
 
