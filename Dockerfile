@@ -29,10 +29,10 @@ RUN node node_modules/typescript/bin/tsc -p tsconfig.build.json \
  && sh deploy/prune-modules.sh
 
 FROM ${BASE_IMAGE}
-# bubblewrap and socat: the local target's sandbox and its egress bridge; tini: an init that passes
+# bubblewrap, socat and busybox: the local target's sandbox and its egress bridge; tini: an init that passes
 # SIGTERM on and reaps what agents leave; git: the repositories runs clone and push.
 RUN apt-get update \
- && apt-get install -y --no-install-recommends bubblewrap socat tini ca-certificates git \
+ && apt-get install -y --no-install-recommends bubblewrap socat busybox-static tini ca-certificates git \
  && rm -rf /var/lib/apt/lists/* \
  && useradd --uid 10001 --create-home --shell /usr/sbin/nologin flows
 WORKDIR /app

@@ -11,10 +11,16 @@
 //       child_process in this process, and through the spawner process (src/integrations/spawner.ts),
 //       with the spawner's own CPU per spawn;
 //   (c) sandboxes started and ended per second, BENCH_SPAWN_CONCURRENCY at a time for BENCH_SPAWN_SECONDS,
-//       both ways, with the share of this process's event loop they took.
+//       both ways, with the share of this process's event loop they took;
+//   (d) the same through the spawner for sandboxes with an egress proxy's socket, as a run with a network
+//       has: its bridge listening by socat alone, and by busybox's nc (which starts socat for each
+//       connection only: none here), alternately, two rounds.
 // BENCH_SPAWNS (200) spawns per row of (a) and (b). Prints the figures and ratios, then one JSON line.
 import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -24,7 +30,7 @@ const SPAWNS = Number(process.env.BENCH_SPAWNS ?? 200);
 const HEAP_MB = Number(process.env.BENCH_SPAWN_HEAP_MB ?? 150);
 const CONCURRENCY = Number(process.env.BENCH_SPAWN_CONCURRENCY ?? 4);
 const SECONDS = Number(process.env.BENCH_SPAWN_SECONDS ?? 5);
-const { sandboxArgs, sandboxUid, spawnSandbox } = dist('src/integrations/sandbox.js');
+const { EGRESS_SOCKET, findBusybox, sandboxArgs, sandboxUid, spawnSandbox } = dist('src/integrations/sandbox.js');
 const { createSpawner, directSpawner } = dist('src/integrations/spawner.js');
 
 const PATH = '/usr/bin:/bin';
@@ -59,9 +65,9 @@ function timed(spawner) {
   };
 }
 
-/** A sandbox as a run starts one, `true` in it, through `spawner`; resolves when it is over. */
-async function sandboxTrue(spawner) {
-  const { child } = await spawnSandbox(spawner, 'bwrap', options, 'true', { PATH }, { uid, stdio: ['ignore', 'ignore', 'ignore'] });
+/** A sandbox as a run starts one (`with` its options and bridge), `true` in it, through `spawner`; resolves when it is over. */
+async function sandboxTrue(spawner, { options: given = options, busybox = null } = {}) {
+  const { child } = await spawnSandbox(spawner, 'bwrap', given, 'true', { PATH }, { uid, stdio: ['ignore', 'ignore', 'ignore'], busybox });
   await ended(child);
 }
 
@@ -81,13 +87,13 @@ async function sequence(n, once) {
 }
 
 /** Sandboxes started and ended per second, CONCURRENCY at a time, and the share of this event loop they took. */
-async function throughput(spawner) {
+async function throughput(spawner, sandbox) {
   const loop = performance.eventLoopUtilization();
   const until = performance.now() + SECONDS * 1000;
   let done = 0;
   await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
     while (performance.now() < until) {
-      await sandboxTrue(spawner);
+      await sandboxTrue(spawner, sandbox);
       done++;
     }
   }));
@@ -123,6 +129,22 @@ const spawnerRss = rssMb(spawnerPid);
 // (c) end to end, both ways
 const directRate = await throughput(directSpawner);
 const relayedRate = await throughput(spawner);
+
+// (d) with an egress proxy's socket bound in (a listener that closes every connection: none comes)
+const runDir = mkdtempSync(path.join(tmpdir(), 'flows-bench-bridge-'));
+chmodSync(runDir, 0o711);
+const proxy = createServer((socket) => socket.end());
+await new Promise((resolve) => proxy.listen(path.join(runDir, EGRESS_SOCKET), resolve));
+chmodSync(path.join(runDir, EGRESS_SOCKET), 0o666);
+const networked = sandboxArgs({ runDir, home: '/nonexistent-home', agent, env: { PATH }, limits: { workspaceMb: 1, tmpMb: 1 } });
+const busybox = findBusybox();
+const bridges = [];
+for (let round = 0; round < 2; round++) {
+  bridges.push({ bridge: 'socat', ...(await throughput(spawner, { options: networked })) });
+  if (busybox) bridges.push({ bridge: 'busybox', ...(await throughput(spawner, { options: networked, busybox })) });
+}
+proxy.close();
+rmSync(runDir, { recursive: true, force: true });
 await spawner.close();
 
 console.log(`spawning a sandbox, ${SPAWNS} spawns a row, Node ${process.version}${uid === undefined ? '' : `, bubblewrap as uid ${uid}`}`);
@@ -138,5 +160,12 @@ console.log(`  ratio, child_process / spawner: blocked ${(directBlocked / relaye
 console.log(`(c) sandboxes started and ended, ${CONCURRENCY} at a time for ${SECONDS} s, from the ${large.toFixed(0)} MB process:`);
 console.log(`  child_process in this process:   ${directRate.perSecond.toFixed(0)}/s, event loop ${(directRate.loopShare * 100).toFixed(0)} % busy`);
 console.log(`  through the spawner:             ${relayedRate.perSecond.toFixed(0)}/s, event loop ${(relayedRate.loopShare * 100).toFixed(0)} % busy (${(relayedRate.perSecond / directRate.perSecond).toFixed(2)} × the rate)`);
-console.log(JSON.stringify({ spawns: SPAWNS, smallMb: small, largeMb: large, spawnerMb: spawnerRss, plain, bare, whole, direct: { ...direct, blocked: directBlocked }, relayed: { ...relayed, blocked: relayedBlocked }, spawnerCpu, directRate, relayedRate }));
+console.log(`(d) the same through the spawner, with an egress proxy's socket: the bridge listening by`);
+const [socatRates, busyboxRates] = ['socat', 'busybox'].map((name) => bridges.filter((row) => row.bridge === name).map((row) => row.perSecond));
+console.log(`  socat alone:                     ${socatRates.map((rate) => `${rate.toFixed(0)}/s`).join(', ')}`);
+if (busybox) {
+  const ratio = busyboxRates.reduce((sum, rate) => sum + rate, 0) / socatRates.reduce((sum, rate) => sum + rate, 0);
+  console.log(`  busybox's nc (${busybox}):  ${busyboxRates.map((rate) => `${rate.toFixed(0)}/s`).join(', ')} (${ratio.toFixed(2)} × socat alone)`);
+} else console.log('  busybox: not on this machine (apt-get install busybox-static)');
+console.log(JSON.stringify({ spawns: SPAWNS, smallMb: small, largeMb: large, spawnerMb: spawnerRss, plain, bare, whole, direct: { ...direct, blocked: directBlocked }, relayed: { ...relayed, blocked: relayedBlocked }, spawnerCpu, directRate, relayedRate, bridges }));
 ballast.length = 0;

@@ -21,7 +21,7 @@ import { openEgress, type EgressOptions } from './egress-proxy';
 import { failedAtStart, runVariables, type Execution, type ExecutionEvents, type Executor, type Outcome, type RunSpec } from './executor';
 import { createLocalSessionStates, type OpenedState } from './local-session-states';
 import { openCgroups, rlimitOptions, type Cgroups, type RunCgroup } from './run-limits';
-import { EGRESS_SOCKET, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandboxProblem, sandboxUid, spawnSandbox, sweepRunDirs } from './sandbox';
+import { EGRESS_SOCKET, findBusybox, INSTALL_HINT, makeRunDir, proxyEnv, sandboxArgs, sandboxProblem, sandboxUid, spawnSandbox, sweepRunDirs } from './sandbox';
 import { processSpawner, type SpawnedProcess, type Spawner } from './spawner';
 
 const KILL_GRACE_MS = 5_000;
@@ -116,9 +116,11 @@ export interface LocalExecutorOptions extends LocalAgent {
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
   /** What starts the agents' processes: the spawner process this server's executors share when not given. */
   spawner?: Spawner;
+  /** busybox, whose `nc` listens for the egress bridge: found under /usr when not given; null for socat alone. */
+  busybox?: string | null;
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, spawner = processSpawner(), ...agent }: LocalExecutorOptions): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, spawner = processSpawner(), busybox = findBusybox(), ...agent }: LocalExecutorOptions): Executor {
   const stateRoot = agent.stateDir ?? DEFAULT_AGENT_STATE_DIR;
   const sandboxed = agent.sandbox !== 'off';
   const limits = agent.limits ?? DEFAULT_LIMITS;
@@ -158,7 +160,7 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
         run.command,
         // bubblewrap itself gets only what finds it and marks its processes as the run's (`reap`).
         { PATH: env.PATH, FLOWS_RUN_ID: spec.runId },
-        { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: joined ? (pid) => joined.attach(pid) : undefined },
+        { uid, rlimits: joined ? [] : rlimitOptions(limits), beforeStart: joined ? (pid) => joined.attach(pid) : undefined, busybox },
       );
     } catch (err) {
       await group?.remove();

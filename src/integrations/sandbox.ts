@@ -7,9 +7,10 @@
 // namespaces (so no mounts: a read-only bind stays read-only), and when this server runs as root, bubblewrap
 // itself runs as an unprivileged user (FLOWS_LOCAL_AGENT_UID), so that even a way out of the namespaces
 // leads nowhere privileged. Its network namespace is its own too: the only way out is the run's egress proxy,
-// offered on the sandbox's loopback by a bridge (socat) to the proxy's socket at /run/flows. The workspace
-// and /tmp are size-limited filesystems; the wrapper reports on descriptor 4 which of them was full when the
-// agent ended.
+// offered on the sandbox's loopback by a bridge (busybox's nc and socat) to the proxy's socket at /run/flows.
+// The workspace and /tmp are size-limited filesystems; the wrapper reports on descriptor 4 which of them was
+// full when the agent ended.
+import { spawnSync } from 'node:child_process';
 import { lstatSync, readdirSync, readlinkSync, realpathSync, rmSync } from 'node:fs';
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -69,14 +70,32 @@ function systemArgs(): string[] {
 
 let system: string[] | undefined;
 
+/** Looks at the listener this often before waiting a millisecond between looks, and gives up after (about 5 s). */
+const LISTEN_SPINS = 100;
+const LISTEN_TRIES = LISTEN_SPINS + 5000;
+
 /**
- * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts
- * (the shell waits, blocked on a pipe, for the bridge's own "listening on" notice; socat ignores SIGPIPE, so
- * what it logs once nobody reads goes nowhere, and a bridge that fails closes the pipe: the agent starts
- * without it), then the agent (`$1`) without descriptor 4, then, when it failed, a line on descriptor 4 for
- * each of /workspace and /tmp that was (nearly) full.
+ * The agent's shell inside the sandbox: the bridge to the egress proxy first, ready before the agent starts,
+ * then the agent (`$1`) without descriptor 4, then, when it failed, a line on descriptor 4 for each of
+ * /workspace and /tmp that was (nearly) full. With busybox (`$2`, its path), busybox's `nc` listens and
+ * starts socat for each connection only, so a run that never connects never pays for socat's start (about
+ * 2 ms of CPU, its libraries' loading); it listens on every address of the sandbox's network, whose only
+ * interface is its loopback. It is ready once busybox sleeps: the first thing nc waits for, once bound and
+ * listening, is a connection. (/proc/net/tcp would say so too, but a read of it walks every socket of the
+ * machine: milliseconds.)
+ * Without busybox, socat listens itself: the shell waits, blocked on a pipe, for its "listening on" notice
+ * (socat ignores SIGPIPE, so what it logs once nobody reads goes nowhere). A bridge that fails leaves the
+ * agent to start without it.
  */
-const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
+const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ] && [ -n "$2" ]; then
+  "$2" nc -ll -p ${PROXY_PORT} -e socat STDIO UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
+  tries=0
+  while [ $tries -lt ${LISTEN_TRIES} ] && read -r _ name state _ 2>/dev/null </proc/$!/stat; do
+    case "$name $state" in "(busybox) S" | *" Z") break ;; esac
+    tries=$((tries + 1))
+    [ $tries -lt ${LISTEN_SPINS} ] || "$2" usleep 1000
+  done
+elif [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
   { socat -d -d TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} 2>&1 >/dev/null </dev/null & } |
     while read -r line; do case $line in *" listening on "*) break ;; esac; done
 fi
@@ -84,6 +103,17 @@ fi
 status=$?
 [ $status -eq 0 ] || for dir in ${SANDBOX_WORKSPACE} /tmp; do set -- $(df -kP "$dir" | tail -n 1); [ "\${4:-9999}" -lt 1024 ] && echo "\${dir#/}" >&4; done
 exit $status`;
+
+/**
+ * busybox where every sandbox sees it, when its `nc` can serve a program per connection (`-ll -e`: not every
+ * build has them), for the bridge's listener; null otherwise.
+ */
+export function findBusybox(): string | null {
+  const found = ['/usr/bin/busybox', '/bin/busybox', '/usr/sbin/busybox'].find((file) => kindOf(file) !== null);
+  if (!found) return null;
+  const usage = spawnSync(found, ['nc', '--help'], { encoding: 'utf8', timeout: 5_000 }).stderr ?? '';
+  return usage.includes('-ll') && usage.includes('-e PROG') ? found : null;
+}
 
 /** The variables that send the agent's HTTP(S) through the bridge to its egress proxy; the sandbox's own loopback stays off it. */
 export const proxyEnv = () => proxyVariables(`http://127.0.0.1:${PROXY_PORT}`, ['localhost', '127.0.0.1', '::1']);
@@ -133,7 +163,8 @@ export interface SandboxProcess {
  * Starts `command` by /bin/sh in a sandbox of `options` (given through file descriptor 3), in a process
  * group of its own, as `uid` when set (a server running as root), under `rlimits` (prlimit options) when
  * set, through `spawner`. `beforeStart` runs once the process exists and before bubblewrap has its options,
- * so before anything of the sandbox runs: where it joins its control group.
+ * so before anything of the sandbox runs: where it joins its control group. `busybox` (findBusybox) listens
+ * for the egress bridge when given.
  */
 export async function spawnSandbox(
   spawner: Spawner,
@@ -141,9 +172,15 @@ export async function spawnSandbox(
   options: string[],
   command: string,
   env: Record<string, string>,
-  { uid, rlimits = [], beforeStart, stdio = ['pipe', 'pipe', 'pipe'] }: { uid?: number; rlimits?: string[]; beforeStart?: (pid: number) => Promise<void>; stdio?: ('pipe' | 'ignore')[] } = {},
+  {
+    uid,
+    rlimits = [],
+    beforeStart,
+    stdio = ['pipe', 'pipe', 'pipe'],
+    busybox = null,
+  }: { uid?: number; rlimits?: string[]; beforeStart?: (pid: number) => Promise<void>; stdio?: ('pipe' | 'ignore')[]; busybox?: string | null } = {},
 ): Promise<SandboxProcess> {
-  const argv = [bwrap, '--args', '3', '--', '/bin/sh', '-c', WRAPPER, 'flows-run', command];
+  const argv = [bwrap, '--args', '3', '--', '/bin/sh', '-c', WRAPPER, 'flows-run', command, busybox ?? ''];
   const [file, ...args] = rlimits.length ? ['prlimit', ...rlimits, ...argv] : argv;
   const [stdin, stdout, stderr] = stdio.map((how, fd) => (how === 'ignore' ? 'ignore' : fd === 0 ? 'in' : 'out'));
   const child = await spawner.spawn(file, args, { detached: true, stdio: [stdin, stdout, stderr, 'in', 'out'], env, ...(uid === undefined ? {} : { uid, gid: uid }) });

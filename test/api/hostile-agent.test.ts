@@ -152,6 +152,18 @@ describe('the network', () => {
     expect(denied).toEqual([{ host: 'other.flows-test', port, reason: 'not on the allowlist' }]);
   });
 
+  it("is offered the proxy by busybox's nc, which starts socat for each connection only; by socat alone without busybox", async () => {
+    const script = `echo BEFORE=$(cat /proc/[0-9]*/comm | sort -u | tr '\\n' ' '); ${fetchAll([['PUBLIC', `http://public.flows-test:${port}/`]])}`;
+    const lazy = await run(script, { egress });
+    expect(said(lazy.lines, 'PUBLIC')).toBe('200');
+    expect(said(lazy.lines, 'BEFORE')).toContain('busybox');
+    expect(said(lazy.lines, 'BEFORE')).not.toContain('socat');
+    const plain = await run(script, { egress, busybox: null });
+    expect(said(plain.lines, 'PUBLIC')).toBe('200');
+    expect(said(plain.lines, 'BEFORE')).toContain('socat');
+    expect(said(plain.lines, 'BEFORE')).not.toContain('busybox');
+  });
+
   it("with a job's own allowlist, reaches its domains only, within the target's policy", async () => {
     const script = fetchAll([
       ['ALLOWED', `http://public.flows-test:${port}/`],
