@@ -116,7 +116,7 @@ export interface LocalExecutorOptions extends LocalAgent {
   egress?: Pick<EgressOptions, 'resolve' | 'isPublic'>;
   /** What starts the agents' processes: the spawner process this server's executors share when not given. */
   spawner?: Spawner;
-  /** busybox, whose `nc` listens for the egress bridge: found under /usr when not given; null for socat alone. */
+  /** busybox, whose `nc` listens for the egress bridge: found where the sandbox sees it when not given; null: socat alone. */
   busybox?: string | null;
 }
 
