@@ -120,7 +120,7 @@ export interface LocalExecutorOptions extends LocalAgent {
   busybox?: string | null;
 }
 
-export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, spawner = processSpawner(), busybox = findBusybox(), ...agent }: LocalExecutorOptions): Executor {
+export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwrap', cgroups: givenCgroups, egress: egressTesting, spawner = processSpawner(), busybox: givenBusybox, ...agent }: LocalExecutorOptions): Executor {
   const stateRoot = agent.stateDir ?? DEFAULT_AGENT_STATE_DIR;
   const sandboxed = agent.sandbox !== 'off';
   const limits = agent.limits ?? DEFAULT_LIMITS;
@@ -132,6 +132,8 @@ export function createLocalExecutor({ killGraceMs = KILL_GRACE_MS, bwrap = 'bwra
   const passed = Object.fromEntries((agent.env ?? []).flatMap((name) => (process.env[name] === undefined ? [] : [[name, process.env[name]!]])));
   const uid = sandboxed ? sandboxUid(agent) : undefined;
   const cgroups = sandboxed ? (givenCgroups === undefined ? openCgroups() : givenCgroups) : null;
+  // Looked for only where a bridge is made: finding it runs busybox once.
+  const busybox = sandboxed && network !== 'none' ? (givenBusybox === undefined ? findBusybox() : givenBusybox) : null;
   const sessionStates = createLocalSessionStates({ root: stateRoot, sandboxed, uid });
   // What servers that are gone left behind: run folders, and their runs' control groups.
   sweepRunDirs();
