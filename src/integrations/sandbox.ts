@@ -141,7 +141,10 @@ export function sandboxArgs({
   workspace?: string | null;
 }): string[] {
   system ??= systemArgs();
-  const args = ['--unshare-all', '--unshare-user', '--uid', AGENT_ID, '--gid', AGENT_ID, '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', ...system];
+  // The wrapper is the sandbox's PID 1 (`--as-pid-1`): bubblewrap forks no reaper of its own, a process less
+  // per run (a fifth of a sandbox's CPU where forks are dear). The wrapper's dash reaps any child while it
+  // waits, and its end, or bubblewrap's, ends every process of the sandbox as the reaper's did.
+  const args = ['--unshare-all', '--unshare-user', '--as-pid-1', '--uid', AGENT_ID, '--gid', AGENT_ID, '--disable-userns', '--cap-drop', 'ALL', '--die-with-parent', '--new-session', ...system];
   args.push('--clearenv', ...Object.entries(env).flatMap(([name, value]) => ['--setenv', name, value]));
   args.push('--proc', '/proc', '--dev', '/dev', '--size', String(limits.tmpMb * MB), '--tmpfs', '/tmp');
   if (home !== '/' && !home.startsWith('/usr') && !home.startsWith('/etc')) args.push('--tmpfs', home);
