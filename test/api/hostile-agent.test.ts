@@ -46,23 +46,24 @@ async function run(command: string, { limits, jobNetwork = null, ...options }: P
 
 const said = (lines: string[], name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
 
+/** The host's processes of this file's runs, found by the marker their environment carries. */
+function runProcesses(): string[] {
+  return readdirSync('/proc').filter((pid) => {
+    try {
+      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`FLOWS_RUN_ID=run_hostile_${process.pid}_`);
+    } catch {
+      return false; // ended meanwhile
+    }
+  });
+}
+
 describe('privileges', () => {
   it('runs as uid 1000 with no capability, no new privileges and no user namespaces; on the host, an unprivileged user', async () => {
     const marker = mkdtempSync(path.join(tmpdir(), 'flows-hostile-'));
     const started = run(`echo ID=$(id -u); grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs)' /proc/self/status | tr -s '\\t' = ; unshare -U true 2>/dev/null && echo USERNS=made || echo USERNS=refused; sleep 2`);
     // Seen from the host while it sleeps: every process of the run belongs to nobody, not root.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const owners = new Set<string>();
-    for (const pid of readdirSync('/proc').filter((entry) => /^\d+$/.test(entry))) {
-      const environ = (() => {
-        try {
-          return readFileSync(`/proc/${pid}/environ`, 'utf8');
-        } catch {
-          return '';
-        }
-      })();
-      if (environ.includes(`FLOWS_RUN_ID=run_hostile_${process.pid}_`)) owners.add(/^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]);
-    }
+    const owners = new Set(runProcesses().map((pid) => /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]));
     const { outcome, lines } = await started;
     expect(outcome.state).toBe('succeeded');
     expect(said(lines, 'ID')).toBe('1000');
@@ -86,6 +87,23 @@ describe('privileges', () => {
     const { lines } = await run(script, { binds: [{ path: readOnly, writable: false }] });
     expect(lines).toEqual(expect.arrayContaining(['REMOUNT=refused', 'WRITE=refused', 'ETC=refused', 'SHADOW=covered', 'SHADOW=0']));
     expect(readFileSync(path.join(readOnly, 'file'), 'utf8')).toBe('host\n');
+  });
+});
+
+describe('processes', () => {
+  it("has the wrapper as the sandbox's PID 1, which reaps orphans while the agent runs; none outlives the run", async () => {
+    const script = [
+      'echo INIT=$(cat /proc/1/comm)',
+      'echo BWRAP=$(cat /proc/[0-9]*/comm | grep -c bwrap)',
+      '(sleep 0.2 &)', // an orphan that ends while the agent still runs
+      '(sleep 60 &)', // one that would outlive it
+      'sleep 1',
+      "echo ZOMBIES=$(cat /proc/[0-9]*/stat | grep -c ') Z ')",
+    ].join('; ');
+    const { outcome, lines } = await run(script);
+    expect(outcome.state).toBe('succeeded');
+    expect([said(lines, 'INIT'), said(lines, 'BWRAP'), said(lines, 'ZOMBIES')]).toEqual(['sh', '0', '0']);
+    expect(runProcesses()).toEqual([]);
   });
 });
 
