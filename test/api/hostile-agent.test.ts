@@ -2,7 +2,7 @@
 // agent following a prompt injected through an issue title would. It must not gain privileges, reach this
 // machine's services or networks, or use more than its limits; each refusal is visible in the run's trace.
 import { execFileSync, spawn } from 'node:child_process';
-import { chmodSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -10,6 +10,7 @@ import path from 'node:path';
 import type { LocalAgent } from '../../src/config';
 import { DEFAULT_LIMITS, type ResourceLimits } from '../../src/lib/resource-limits';
 import { createLocalExecutor, type LocalExecutorOptions } from '../../src/integrations/local-executor';
+import { processesOf } from '../support/agent';
 import { accessToken, createOwner } from '../support/identity';
 import { startListeningApp, type ListeningApp } from '../support/server';
 import type { Outcome, RunSpec } from '../../src/integrations/executor';
@@ -28,13 +29,16 @@ interface Ran {
 }
 
 let runs = 0;
-async function run(command: string, { limits, jobNetwork = null, ...options }: Partial<Omit<LocalExecutorOptions, 'limits'>> & { limits?: Partial<ResourceLimits>; jobNetwork?: RunSpec['network'] } = {}): Promise<Ran> {
+async function run(
+  command: string,
+  { runId = `run_hostile_${process.pid}_${runs++}`, limits, jobNetwork = null, ...options }: Partial<Omit<LocalExecutorOptions, 'limits'>> & { runId?: string; limits?: Partial<ResourceLimits>; jobNetwork?: RunSpec['network'] } = {},
+): Promise<Ran> {
   const executor = createLocalExecutor({ command: 'sh', timeoutSeconds: 60, limits: { ...DEFAULT_LIMITS, ...limits }, ...options });
   const lines: string[] = [];
   const denied: Ran['denied'] = [];
   const hit: Ran['limits'] = [];
   const execution = await executor.start(
-    { tenantId: 't', targetId: 'local', runId: `run_hostile_${process.pid}_${runs++}`, jobSlug: 'job', prompt: command, model: null, effort: null, timeoutSeconds: 60, env: {}, network: jobNetwork },
+    { tenantId: 't', targetId: 'local', runId, jobSlug: 'job', prompt: command, model: null, effort: null, timeoutSeconds: 60, env: {}, network: jobNetwork },
     {
       output: (_stream, text) => lines.push(text),
       provisioning: () => {},
@@ -46,24 +50,14 @@ async function run(command: string, { limits, jobNetwork = null, ...options }: P
 
 const said = (lines: string[], name: string) => lines.find((line) => line.startsWith(`${name}=`))?.slice(name.length + 1);
 
-/** The host's processes of this file's runs, found by the marker their environment carries. */
-function runProcesses(): string[] {
-  return readdirSync('/proc').filter((pid) => {
-    try {
-      return /^\d+$/.test(pid) && readFileSync(`/proc/${pid}/environ`, 'utf8').includes(`FLOWS_RUN_ID=run_hostile_${process.pid}_`);
-    } catch {
-      return false; // ended meanwhile
-    }
-  });
-}
-
 describe('privileges', () => {
   it('runs as uid 1000 with no capability, no new privileges and no user namespaces; on the host, an unprivileged user', async () => {
     const marker = mkdtempSync(path.join(tmpdir(), 'flows-hostile-'));
-    const started = run(`echo ID=$(id -u); grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs)' /proc/self/status | tr -s '\\t' = ; unshare -U true 2>/dev/null && echo USERNS=made || echo USERNS=refused; sleep 2`);
+    const runId = `run_hostile_privileges_${process.pid}`;
+    const started = run(`echo ID=$(id -u); grep -E '^(CapEff|CapBnd|CapPrm|NoNewPrivs)' /proc/self/status | tr -s '\\t' = ; unshare -U true 2>/dev/null && echo USERNS=made || echo USERNS=refused; sleep 2`, { runId });
     // Seen from the host while it sleeps: every process of the run belongs to nobody, not root.
     await new Promise((resolve) => setTimeout(resolve, 1000));
-    const owners = new Set(runProcesses().map((pid) => /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]));
+    const owners = new Set(processesOf(runId).map((pid) => /^Uid:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))![1]));
     const { outcome, lines } = await started;
     expect(outcome.state).toBe('succeeded');
     expect(said(lines, 'ID')).toBe('1000');
@@ -100,10 +94,11 @@ describe('processes', () => {
       'sleep 1',
       "echo ZOMBIES=$(cat /proc/[0-9]*/stat | grep -c ') Z ')",
     ].join('; ');
-    const { outcome, lines } = await run(script);
+    const runId = `run_hostile_processes_${process.pid}`;
+    const { outcome, lines } = await run(script, { runId });
     expect(outcome.state).toBe('succeeded');
     expect([said(lines, 'INIT'), said(lines, 'BWRAP'), said(lines, 'ZOMBIES')]).toEqual(['sh', '0', '0']);
-    expect(runProcesses()).toEqual([]);
+    expect(processesOf(runId)).toEqual([]);
   });
 });
 
