@@ -65,7 +65,7 @@ function timed(spawner) {
   };
 }
 
-/** A sandbox as a run starts one (`with` its options and bridge), `true` in it, through `spawner`; resolves when it is over. */
+/** A sandbox as a run starts one (with its options and bridge), `true` in it, through `spawner`; resolves when it is over. */
 async function sandboxTrue(spawner, { options: given = options, busybox = null } = {}) {
   const { child } = await spawnSandbox(spawner, 'bwrap', given, 'true', { PATH }, { uid, stdio: ['ignore', 'ignore', 'ignore'], busybox });
   await ended(child);

@@ -87,17 +87,19 @@ const LISTEN_TRIES = LISTEN_SPINS + 5000;
  * (socat ignores SIGPIPE, so what it logs once nobody reads goes nowhere). A bridge that fails leaves the
  * agent to start without it.
  */
-const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ] && [ -n "$2" ]; then
-  "$2" nc -ll -p ${PROXY_PORT} -e socat STDIO UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
-  tries=0
-  while [ $tries -lt ${LISTEN_TRIES} ] && read -r _ name state _ 2>/dev/null </proc/$!/stat; do
-    case "$name $state" in "(busybox) S" | *" Z") break ;; esac
-    tries=$((tries + 1))
-    [ $tries -lt ${LISTEN_SPINS} ] || "$2" usleep 1000
-  done
-elif [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
-  { socat -d -d TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} 2>&1 >/dev/null </dev/null & } |
-    while read -r line; do case $line in *" listening on "*) break ;; esac; done
+const WRAPPER = `if [ -S ${RUN_DIR}/${EGRESS_SOCKET} ]; then
+  if [ -n "$2" ]; then
+    "$2" nc -ll -p ${PROXY_PORT} -e socat STDIO UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} </dev/null >/dev/null 2>&1 &
+    tries=0
+    while [ $tries -lt ${LISTEN_TRIES} ] && read -r _ name state _ 2>/dev/null </proc/$!/stat; do
+      case "$name $state" in "(busybox) S" | *" Z") break ;; esac
+      tries=$((tries + 1))
+      [ $tries -lt ${LISTEN_SPINS} ] || "$2" usleep 1000
+    done
+  else
+    { socat -d -d TCP-LISTEN:${PROXY_PORT},bind=127.0.0.1,fork,reuseaddr UNIX-CONNECT:${RUN_DIR}/${EGRESS_SOCKET} 2>&1 >/dev/null </dev/null & } |
+      while read -r line; do case $line in *" listening on "*) break ;; esac; done
+  fi
 fi
 /bin/sh -c "$1" 4>&-
 status=$?
