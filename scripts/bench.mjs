@@ -14,8 +14,9 @@
 // `npm run bench -- intake` measures the baselines and the intake row only (also: api, evaluation, agents, runs, spawn, startup).
 // `npm run bench -- pg` (not part of the default run: it needs PostgreSQL at BENCH_PG_URL, by default
 // postgresql://postgres@127.0.0.1:5432/postgres) measures the invoke and end-to-end intake rows on a fresh
-// PostgreSQL database, on one instance and then on two behind a round-robin proxy (scripts/bench-proxy.mjs),
-// with the CPU each process used during each row.
+// PostgreSQL database, on one instance, then on the same instance behind a round-robin proxy
+// (scripts/bench-proxy.mjs), then on two behind it, with the CPU each process used during each row. Two
+// instances are compared with one behind the same proxy: the proxy's share of the machine is in both.
 import { execFileSync, spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -287,9 +288,9 @@ function pgReachable() {
 }
 
 /** Runs `sql` on PostgreSQL's maintenance database. */
-async function pgAdmin(sql) {
+async function pgAdmin(sql, connectionString = PG_ADMIN_URL) {
   const { Client } = createRequire(import.meta.url)('pg');
-  const client = new Client({ connectionString: PG_ADMIN_URL });
+  const client = new Client({ connectionString });
   await client.connect();
   try {
     return await client.query(sql);
@@ -383,7 +384,8 @@ function logSummary(lines) {
 
 /**
  * The `pg` part, on a fresh PostgreSQL database dropped at the end: the invoke and end-to-end intake rows
- * on one instance, then on two instances behind the round-robin proxy, each row with the CPU of every process.
+ * on one instance, on it behind the round-robin proxy, then on two instances behind the proxy, each row with
+ * the CPU of every process.
  */
 async function measurePg() {
   const name = `flows_bench_${randomBytes(6).toString('hex')}`;
@@ -406,12 +408,19 @@ async function measurePg() {
     const bearer = { authorization: `Bearer ${one.bearer}` };
     const job = await createBenchJob(`http://127.0.0.1:${one.port}`, one.bearer);
     let invocations = 0;
-    const invoke = (port, cpu) =>
-      measure(port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: () => ({ idempotencyKey: `bench-${++invocations}`, data: { n: 1 } }), status: 202, settle: cpu.start });
+    // Each row starts on tables vacuumed and analyzed: otherwise the first row runs before autovacuum has
+    // analyzed anything (its plans made without statistics), and each later one among the row versions the
+    // rows before it left, so that the order of the rows, not the instances, decides their ratios.
+    const clean = () => pgAdmin('VACUUM ANALYZE', url);
+    const invoke = async (port, cpu) => {
+      await clean();
+      return measure(port, { method: 'POST', path: `/api/v1/jobs/${job.id}/invocations`, headers: bearer, body: () => ({ idempotencyKey: `bench-${++invocations}`, data: { n: 1 } }), status: 202, settle: cpu.start });
+    };
     // The burst lasts as long as a row unless BENCH_E2E_DURATION says: the drain on PostgreSQL takes minutes.
     const e2eDuration = Number(process.env.BENCH_E2E_DURATION ?? DURATION);
     // A failed check is reported beside the other figures, not thrown: the instances' logs say more about it.
     const e2e = async (port, source, cpu) => {
+      await clean();
       const progress = await pgProgress(url);
       let cpuFigures;
       try {
@@ -429,16 +438,21 @@ async function measurePg() {
     const source = await setUpE2e(`http://127.0.0.1:${one.port}`, one.bearer);
     rows.e2e1 = await e2e(one.port, source, cpu);
 
+    // The rows `label` behind a proxy to `instances`; answers what the proxy forwarded where.
+    const proxied = async (instances, label) => {
+      const proxy = await startServer('proxy', dir, { script: 'scripts/bench-proxy.mjs', args: instances.map((each) => each.port) });
+      let out = '';
+      proxy.child.stdout.on('data', (chunk) => (out += chunk));
+      cpu = cpuSampler({ bench: process.pid, proxy: proxy.child.pid, ...Object.fromEntries(instances.map((each, i) => [`instance ${i + 1}`, each.child.pid])) }, name);
+      rows[`invoke${label}`] = await invoke(proxy.port, cpu);
+      rows[`invoke${label}`].cpu = cpu.end();
+      rows[`e2e${label}`] = await e2e(proxy.port, source, cpu);
+      await stop(proxy.child);
+      return out.split('\n').filter((line) => line.startsWith('{"backends"')).map((line) => JSON.parse(line).backends)[0];
+    };
+    await proxied([one], '1p');
     const two = await instance('2', false);
-    const proxy = await startServer('proxy', dir, { script: 'scripts/bench-proxy.mjs', args: [one.port, two.port] });
-    let proxyOut = '';
-    proxy.child.stdout.on('data', (chunk) => (proxyOut += chunk));
-    cpu = cpuSampler({ bench: process.pid, proxy: proxy.child.pid, 'instance 1': one.child.pid, 'instance 2': two.child.pid }, name);
-    rows.invoke2 = await invoke(proxy.port, cpu);
-    rows.invoke2.cpu = cpu.end();
-    rows.e2e2 = await e2e(proxy.port, source, cpu);
-    await stop(proxy.child);
-    const forwarded = proxyOut.split('\n').filter((line) => line.startsWith('{"backends"')).map((line) => JSON.parse(line).backends)[0];
+    const forwarded = await proxied([one, two], '2');
     await Promise.all(started.map(stop));
     const [{ autovacuum }] = (await pgAdmin('SHOW autovacuum')).rows;
     return { rows, forwarded, autovacuum, logs: { 'instance 1': logSummary(one.logs), 'instance 2': logSummary(two.logs) } };
@@ -475,6 +489,7 @@ async function main() {
   const onPg = pg && (await measurePg());
   if (onPg) {
     rows.push(['pg invoke: 1 instance', onPg.rows.invoke1]);
+    rows.push(['pg invoke: 1 instance, proxy', onPg.rows.invoke1p]);
     rows.push(['pg invoke: 2 instances, round-robin proxy', onPg.rows.invoke2]);
   }
   // Gone before anything else is measured, with their CPU profiles written (BENCH_CPU_PROF).
@@ -535,23 +550,24 @@ async function main() {
     console.log(JSON.stringify({ retention, baselineA: a.rps }));
   }
   if (onPg) {
-    const { invoke1, invoke2, e2e1, e2e2 } = onPg.rows;
+    const { invoke1, invoke1p, invoke2, e2e1, e2e1p, e2e2 } = onPg.rows;
     const cpu = ({ shares }) => Object.entries(shares).map(([name, value]) => `${name} ${typeof value === 'number' ? `${value}%` : value}`).join(', ');
-    console.log(`pg: PostgreSQL ${new URL(PG_ADMIN_URL).host}, a fresh database per run, autovacuum ${onPg.autovacuum}; 2 instances / 1 instance on invoke: ${(invoke2.rps / invoke1.rps).toFixed(2)} ×`);
+    console.log(`pg: PostgreSQL ${new URL(PG_ADMIN_URL).host}, a fresh database per run, autovacuum ${onPg.autovacuum}; 2 instances / 1 instance on invoke, both behind the proxy: ${(invoke2.rps / invoke1p.rps).toFixed(2)} × (to 1 instance without it: ${(invoke2.rps / invoke1.rps).toFixed(2)} ×)`);
     if (onPg.autovacuum === 'off') console.log('pg: WARNING: autovacuum is off on this server: the runs\' tables are never analyzed nor cleaned, and these rows fall as they grow (docs/performance.md)');
     // Whether instances add up where the machine has no core to spare: what an invocation costs the machine.
     const perInvocation = (row) => `${((1000 * row.cpu.served) / row.answers).toFixed(1)} ms`;
-    console.log(`pg CPU per invocation (the machine, but the load generator and the proxy): 1 instance ${perInvocation(invoke1)}, 2 instances ${perInvocation(invoke2)}`);
-    for (const [name, e] of [['1 instance', e2e1], ['2 instances, proxy', e2e2]]) {
+    console.log(`pg CPU per invocation (the machine, but the load generator and the proxy): 1 instance ${perInvocation(invoke1)}, behind the proxy ${perInvocation(invoke1p)}, 2 instances ${perInvocation(invoke2)}`);
+    for (const [name, e] of [['1 instance', e2e1], ['1 instance, proxy', e2e1p], ['2 instances, proxy', e2e2]]) {
       if (e.error) console.log(`pg e2e intake, ${name}: FAILED: ${e.error}`);
       else console.log(
         `pg e2e intake, ${name}: accepted ${e.acceptedPerSecond.toFixed(0)}/s (${(e.acceptedPerSecond / a.rps).toFixed(2)} × (a), p99 ${e.p99} ms); ` +
           `finished ${e.finishedPerSecond.toFixed(1)} deliveries/s over burst and drain (${e.accepted} deliveries, ${e.finishedDuringBurst} finished during the burst, drain ${e.drainSeconds.toFixed(1)} s)`,
       );
     }
-    if (!e2e1.error && !e2e2.error) console.log(`pg e2e 2 instances / 1 instance: accepted ${(e2e2.acceptedPerSecond / e2e1.acceptedPerSecond).toFixed(2)} ×, finished ${(e2e2.finishedPerSecond / e2e1.finishedPerSecond).toFixed(2)} ×`);
+    const ratios = (two, one) => `accepted ${(two.acceptedPerSecond / one.acceptedPerSecond).toFixed(2)} ×, finished ${(two.finishedPerSecond / one.finishedPerSecond).toFixed(2)} ×`;
+    if (!e2e1p.error && !e2e2.error) console.log(`pg e2e 2 instances / 1 instance, both behind the proxy: ${ratios(e2e2, e2e1p)}${e2e1.error ? '' : ` (to 1 instance without it: ${ratios(e2e2, e2e1)})`}`);
     console.log('pg CPU during each row, % of one core (bench: the load generator; postgres: the backends of the bench database; others: the rest of the machine, other work on it included):');
-    for (const [name, row] of [['invoke, 1 instance', invoke1], ['invoke, 2 instances', invoke2], ['e2e burst, 1 instance', e2e1], ['e2e burst, 2 instances', e2e2]]) if (row.cpu) console.log(`  ${name.padEnd(24)} ${cpu(row.cpu)}`);
+    for (const [name, row] of [['invoke, 1 instance', invoke1], ['invoke, 1 behind proxy', invoke1p], ['invoke, 2 instances', invoke2], ['e2e burst, 1 instance', e2e1], ['e2e burst, 1 behind proxy', e2e1p], ['e2e burst, 2 instances', e2e2]]) if (row.cpu) console.log(`  ${name.padEnd(24)} ${cpu(row.cpu)}`);
     if (onPg.forwarded) console.log(`pg proxy: forwarded ${onPg.forwarded.map(({ port, forwarded, failed, errors }) => `${forwarded} to :${port}${failed ? ` (${failed} failed: ${errors.join('; ')})` : ''}`).join(', ')}`);
     for (const [name, { count, messages }] of Object.entries(onPg.logs)) {
       console.log(`pg ${name}: ${count} warnings or errors logged${count ? ':' : ''}`);
