@@ -15,6 +15,8 @@ type Job = PgBoss.Job<Record<string, unknown>>;
 const pg = () => require('pg') as typeof import('pg');
 type QueueOptions = Omit<PgBoss.Queue, 'name'>;
 
+/** Delayed messages of a key due within this many milliseconds of each other are one message. */
+const DELAY_STEP_MS = 100;
 /** Retried twice a second apart; a job taken by an instance that died is failed (and retried) after a minute. */
 const KIND_QUEUE = { policy: 'short', retryLimit: 2, retryDelay: 1, expireInSeconds: 60 } as const;
 /**
@@ -132,12 +134,22 @@ export function createPgBossQueue({ connectionString, logger, schema = 'flows_wo
     if (id) wake(name);
   }
 
+  /**
+   * A delayed message coalesces only with delayed ones (waiting, it must not swallow an immediate one) due in
+   * the same step, and is handled at the step's end: the message kept (the first) is never handled before
+   * one it stood for was due. Keyed by `@later` alone, a dispatch for a run's first moment kept the later
+   * ones out, and a run whose debounce a later delivery pushed back waited for the sweep.
+   */
+  function later(key: string, delayMs: number) {
+    const due = Math.ceil((Date.now() + delayMs) / DELAY_STEP_MS) * DELAY_STEP_MS;
+    return { singletonKey: `${key}@${due}`, startAfter: new Date(due) };
+  }
+
   // A message lost to a database outage is found again by the sweeps, so a failed send is only logged.
   function send({ kind, key, payload, delayMs }: WorkMessage) {
     const sent = (async () => {
       await opened.get(kind);
-      // A delayed message coalesces with delayed ones only: waiting, it must not swallow an immediate one.
-      const options = delayMs ? { singletonKey: `${key}@later`, startAfter: delayMs / 1000 } : { singletonKey: key };
+      const options = delayMs ? later(key, delayMs) : { singletonKey: key };
       const id = await boss!.send(kind, payload, options);
       if (id && !delayMs) wake(kind);
     })().catch((err) => logger.warn({ err: summary(err), kind, key }, 'background work could not be queued'));

@@ -381,7 +381,10 @@ describe('debounce', () => {
 
   it('folds the deliveries of a key into one run with the last one\'s context, started a period after the last', async () => {
     const { job, push } = await prJob('Folding', { debounce: { key: 'payload.pull_request.number', period: '2s' } });
-    const pushed = [await push(21, 'f1'), await push(21, 'f2'), await push(21, 'f3'), await push(22, 'g1')];
+    // The later ones come well after the first: the run's start is pushed back past the moment the first asked for.
+    const first = await push(21, 'f1');
+    await sleep(600);
+    const pushed = [first, await push(21, 'f2'), await push(21, 'f3'), await push(22, 'g1')];
     const lastAt = Date.now();
     const decided = await Promise.all(pushed.map(activity));
     const held = decided[0].decisions[0].runId;

@@ -1,7 +1,7 @@
 // Two instances sharing their background work through one PostgreSQL (pg-boss): a message is handled once,
-// by one of them, at once; messages of a key coalesce; delayed ones wait; a failing one fails alone;
-// repeating work runs once per period among both; idle and stop wait for the work under way. Only on
-// PostgreSQL: the SQLite default has the in-process queue.
+// by one of them, at once; messages of a key coalesce; delayed ones wait, each until it is due; a failing
+// one fails alone; repeating work runs once per period among both; idle and stop wait for the work under
+// way. Only on PostgreSQL: the SQLite default has the in-process queue.
 import { performance } from 'node:perf_hooks';
 import { Client } from 'pg';
 import { createLogger } from '../../src/lib/logger';
@@ -110,6 +110,15 @@ onPostgres('the work queue on PostgreSQL', () => {
     const delayed = await until('the delayed message handled', async () => callsOf('later').find((call) => call.payload.delayed), { tries: 120 });
     expect(delayed.at - at).toBeGreaterThanOrEqual(1000);
     expect(delayed.at - at).toBeLessThan(2000);
+  });
+
+  it('handles a delayed message due after a waiting one of its key at its own time, not swallowed by it', async () => {
+    const at = performance.now();
+    a.enqueue({ kind: 'later', key: 'pushed', payload: { due: 300 }, delayMs: 300 });
+    a.enqueue({ kind: 'later', key: 'pushed', payload: { due: 1500 }, delayMs: 1500 });
+    const last = await until('the later message handled', async () => callsOf('later').find((call) => call.payload.due === 1500), { tries: 120 });
+    expect(last.at - at).toBeGreaterThanOrEqual(1500);
+    expect(callsOf('later').find((call) => call.payload.due === 300)!.at - at).toBeLessThan(1500);
   });
 
   it('fails a message whose handler throws, after its retries, logged without its payload, the others handled', async () => {
