@@ -287,7 +287,7 @@ function pgReachable() {
   });
 }
 
-/** Runs `sql` on PostgreSQL's maintenance database. */
+/** Runs `sql` on the database at `connectionString`: PostgreSQL's maintenance database unless told. */
 async function pgAdmin(sql, connectionString = PG_ADMIN_URL) {
   const { Client } = createRequire(import.meta.url)('pg');
   const client = new Client({ connectionString });

@@ -137,8 +137,7 @@ export function createPgBossQueue({ connectionString, logger, schema = 'flows_wo
   /**
    * A delayed message coalesces only with delayed ones (waiting, it must not swallow an immediate one) due in
    * the same step, and is handled at the step's end: the message kept (the first) is never handled before
-   * one it stood for was due. Keyed by `@later` alone, a dispatch for a run's first moment kept the later
-   * ones out, and a run whose debounce a later delivery pushed back waited for the sweep.
+   * one it stood for was due, and a later ask is never refused for an earlier one still waiting.
    */
   function later(key: string, delayMs: number) {
     const due = Math.ceil((Date.now() + delayMs) / DELAY_STEP_MS) * DELAY_STEP_MS;

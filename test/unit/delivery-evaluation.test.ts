@@ -7,6 +7,7 @@ import { prepareConditions } from '../../src/triggers/conditions-fns';
 import { indexTriggers } from '../../src/triggers/trigger-index-fns';
 import type { LiveTriggers, TriggerJob } from '../../src/triggers/trigger-starts';
 import { createDeliveryEvaluation, type PendingDelivery } from '../../src/triggers/webhook-evaluation';
+import { until } from '../support/until';
 
 const job: TriggerJob = { id: 'job_1', updatedAt: new Date(0) };
 const live: LiveTriggers<TriggerJob> = {
@@ -45,7 +46,8 @@ describe('webhook evaluation', () => {
     const saved: string[] = [];
     const { soon, queue, started } = evaluation([delivery('act_1'), delivery('act_2')], (id) => (id === 'act_1' ? firstSaved : Promise.resolve()).then(() => void saved.push(id)));
     soon();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // The first save is held until `save()`: the second delivery can only be started and saved meanwhile.
+    await until('the second delivery saved', async () => saved.length > 0);
     expect(started).toEqual(['act_1', 'act_2']);
     expect(saved).toEqual(['act_2']);
     save();
@@ -56,7 +58,7 @@ describe('webhook evaluation', () => {
   test('a delivery whose decisions could not be saved is logged and taken up again by a later pass', async () => {
     const { soon, queue, started, enqueued, lines } = evaluation([delivery('act_1'), delivery('act_2')], (id) => (id === 'act_1' ? Promise.reject(new Error('database is locked')) : Promise.resolve()));
     soon();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    await until('the failed save retried later', async () => enqueued.some((message) => message.delayMs));
     await queue.stop();
     expect(started).toEqual(['act_1', 'act_2']);
     expect(lines.map((line) => JSON.parse(line))).toEqual([expect.objectContaining({ activityId: 'act_1', msg: 'a webhook delivery could not be evaluated; it stays waiting' })]);
