@@ -30,8 +30,11 @@ export const AGENT_TRACE: TracedEvent[] = [
   { type: 'error', data: { message: 'Budget crossed', fatal: true, reason: 'budget_exceeded' } },
 ];
 
-/** When the `seq`th event of a traced run happened: a second apart, from a fixed time. */
-export const tracedAt = (seq: number) => new Date(Date.UTC(2026, 10, 26, 10, 0, seq));
+// The start of this month (UTC): a traced run's usage counts in this month's spending, whatever day the tests run.
+const traceStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
+
+/** When the `seq`th event of a traced run happened: a second apart, from the start of this month. */
+export const tracedAt = (seq: number) => new Date(traceStart + seq * 1000);
 
 /** A run of `jobId` in `state` with `events` as its trace (and `usage`), owned by `ownerId` while it is active. */
 export async function insertTracedRun(
