@@ -134,13 +134,23 @@ it('fires a daily slot once on the days the clocks change: a time that does not 
     await app.scheduler.tick();
     return (await slotsOf(job.id)).filter((s) => s.state === 'fired').map((s) => s.slot.toISOString());
   };
-  // 2027-03-28: Berlin's clocks jump from 02:00 to 03:00, so 02:30 never comes; the slot is 03:00 CEST.
-  expect(await firedAfterTick('2027-03-28T01:00:00Z')).toEqual(['2027-03-28T01:00:00.000Z']);
-  expect((await firedAfterTick('2027-03-29T00:30:00Z')).at(-1)).toBe('2027-03-29T00:30:00.000Z'); // 02:30 CEST
-  // 2027-10-31: 02:30 comes twice (CEST, then CET); it fires the first time only.
-  expect((await firedAfterTick('2027-10-31T00:30:00Z')).at(-1)).toBe('2027-10-31T00:30:00.000Z');
-  expect((await firedAfterTick('2027-10-31T01:30:00Z')).at(-1)).toBe('2027-10-31T00:30:00.000Z');
-  expect(await firedAfterTick('2027-11-01T01:30:00Z')).toEqual(['2027-03-28T01:00:00.000Z', '2027-03-29T00:30:00.000Z', '2027-10-31T00:30:00.000Z', '2027-11-01T01:30:00.000Z']);
+  // Next year's last Sundays of March and October (UTC `hour`:`minute`, `daysAfter` later), whatever year the tests run.
+  const year = clock.getUTCFullYear() + 1;
+  const lastSunday = (month: number, hour: number, minute: number, daysAfter = 0) => {
+    const lastDay = new Date(Date.UTC(year, month + 1, 0));
+    return new Date(Date.UTC(year, month, lastDay.getUTCDate() - lastDay.getUTCDay() + daysAfter, hour, minute)).toISOString();
+  };
+  // In March Berlin's clocks jump from 02:00 to 03:00, so 02:30 never comes; the slot is 03:00 CEST.
+  const spring = lastSunday(2, 1, 0);
+  const springNext = lastSunday(2, 0, 30, 1); // 02:30 CEST
+  expect(await firedAfterTick(spring)).toEqual([spring]);
+  expect((await firedAfterTick(springNext)).at(-1)).toBe(springNext);
+  // In October 02:30 comes twice (CEST, then CET); it fires the first time only.
+  const autumn = lastSunday(9, 0, 30);
+  const autumnNext = lastSunday(9, 1, 30, 1); // 02:30 CET
+  expect((await firedAfterTick(autumn)).at(-1)).toBe(autumn);
+  expect((await firedAfterTick(lastSunday(9, 1, 30))).at(-1)).toBe(autumn);
+  expect(await firedAfterTick(autumnNext)).toEqual([spring, springNext, autumn, autumnNext]);
   await app.runner.idle();
 });
 
