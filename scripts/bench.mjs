@@ -450,9 +450,9 @@ async function measurePg() {
       await stop(proxy.child);
       return out.split('\n').filter((line) => line.startsWith('{"backends"')).map((line) => JSON.parse(line).backends)[0];
     };
-    await proxied([one], '1p');
+    const forwarded = { '1 instance': await proxied([one], '1p') };
     const two = await instance('2', false);
-    const forwarded = await proxied([one, two], '2');
+    forwarded['2 instances'] = await proxied([one, two], '2');
     await Promise.all(started.map(stop));
     const [{ autovacuum }] = (await pgAdmin('SHOW autovacuum')).rows;
     return { rows, forwarded, autovacuum, logs: { 'instance 1': logSummary(one.logs), 'instance 2': logSummary(two.logs) } };
@@ -568,7 +568,9 @@ async function main() {
     if (!e2e1p.error && !e2e2.error) console.log(`pg e2e 2 instances / 1 instance, both behind the proxy: ${ratios(e2e2, e2e1p)}${e2e1.error ? '' : ` (to 1 instance without it: ${ratios(e2e2, e2e1)})`}`);
     console.log('pg CPU during each row, % of one core (bench: the load generator; postgres: the backends of the bench database; others: the rest of the machine, other work on it included):');
     for (const [name, row] of [['invoke, 1 instance', invoke1], ['invoke, 1 behind proxy', invoke1p], ['invoke, 2 instances', invoke2], ['e2e burst, 1 instance', e2e1], ['e2e burst, 1 behind proxy', e2e1p], ['e2e burst, 2 instances', e2e2]]) if (row.cpu) console.log(`  ${name.padEnd(24)} ${cpu(row.cpu)}`);
-    if (onPg.forwarded) console.log(`pg proxy: forwarded ${onPg.forwarded.map(({ port, forwarded, retried, failed, errors }) => `${forwarded} to :${port}${retried ? ` (${retried} sent again after a reset)` : ''}${failed ? ` (${failed} failed: ${errors.join('; ')})` : ''}`).join(', ')}`);
+    for (const [name, backends] of Object.entries(onPg.forwarded)) {
+      if (backends) console.log(`pg proxy, ${name}: forwarded ${backends.map(({ port, forwarded, retried, failed, errors }) => `${forwarded} to :${port}${retried ? ` (${retried} sent again after a reset)` : ''}${failed ? ` (${failed} failed: ${errors.join('; ')})` : ''}`).join(', ')}`);
+    }
     for (const [name, { count, messages }] of Object.entries(onPg.logs)) {
       console.log(`pg ${name}: ${count} warnings or errors logged${count ? ':' : ''}`);
       for (const [message, n] of Object.entries(messages)) console.log(`  ${n} × ${message}`);
