@@ -2,6 +2,7 @@
 // console's tests of how a trace reads: each typed event, text that looks like markup, long unbroken words.
 import type { Db } from '../../src/db/client';
 import { newId } from '../../src/lib/ids';
+import { monthOf } from '../../src/usage/usage-fns';
 
 export interface TracedEvent {
   type: string;
@@ -30,8 +31,8 @@ export const AGENT_TRACE: TracedEvent[] = [
   { type: 'error', data: { message: 'Budget crossed', fatal: true, reason: 'budget_exceeded' } },
 ];
 
-// The start of this month (UTC): a traced run's usage counts in this month's spending, whatever day the tests run.
-const traceStart = Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), 1);
+// The start of the budget's month: a traced run's usage counts in this month's spending, whatever day the tests run.
+const traceStart = monthOf(new Date()).since.getTime();
 
 /** When the `seq`th event of a traced run happened: a second apart, from the start of this month. */
 export const tracedAt = (seq: number) => new Date(traceStart + seq * 1000);
